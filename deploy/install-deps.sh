@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs every Debian 12 package mtune needs to build, test and benchmark.
+# Idempotent; run as root. LLVM/MLIR 22 come prebuilt: mtune never rebuilds LLVM.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build pkg-config git
+  # MLIR/LLVM 22: headers, the shared libMLIR.so, mlir-opt / FileCheck / lit.
+  libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools clang-22
+  libzstd-dev zlib1g-dev libedit-dev libxml2-dev libcurl4-openssl-dev libffi-dev
+  # RPC and storage.
+  libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
+  libsqlite3-dev sqlite3 libabsl-dev
+  # Libraries used in place of hand-written ones.
+  libcli11-dev nlohmann-json3-dev libfmt-dev
+  # Tests and benchmarks (the libraries mtune is compared against).
+  libgtest-dev libgmock-dev libbenchmark-dev libdnnl-dev libeigen3-dev libopenblas-dev
+)
+
+if [ "$(id -u)" -ne 0 ]; then
+  echo "install-deps.sh: run as root (it calls apt-get)" >&2
+  exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${packages[@]}" >/dev/null
+echo "install-deps.sh: all packages present"
