@@ -1,0 +1,61 @@
+#include "strategies/candidate.h"
+
+#include <charconv>
+#include <cstdio>
+
+#include "nlohmann/json.hpp"
+
+namespace mtune::strategies {
+namespace {
+
+bool IsInteger(const std::string& s, int64_t* out) {
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
+  return ec == std::errc() && ptr == s.data() + s.size() && !s.empty();
+}
+
+}  // namespace
+
+std::string CanonicalJson(const KnobValues& values) {
+  // nlohmann's default object type is an ordered std::map: keys come out sorted.
+  nlohmann::json object = nlohmann::json::object();
+  for (const auto& [name, value] : values) {
+    int64_t number = 0;
+    if (IsInteger(value, &number))
+      object[name] = number;
+    else
+      object[name] = value;
+  }
+  return object.dump();
+}
+
+std::string StableHash(const std::string& text) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 0x100000001b3ull;
+  }
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+  return buf;
+}
+
+mtune::v1::Candidate MakeCandidate(const std::string& template_name, const KnobValues& values) {
+  mtune::v1::Candidate c;
+  c.set_template_name(template_name);
+  for (const auto& [name, value] : values) {
+    auto* kv = c.add_knobs();
+    kv->set_name(name);
+    kv->set_value(value);
+  }
+  c.set_canonical_json(CanonicalJson(values));
+  c.set_hash(StableHash(template_name + "\n" + c.canonical_json()));
+  return c;
+}
+
+KnobValues ValuesOf(const mtune::v1::Candidate& candidate) {
+  KnobValues values;
+  for (const auto& kv : candidate.knobs()) values[kv.name()] = kv.value();
+  return values;
+}
+
+}  // namespace mtune::strategies

@@ -1,0 +1,295 @@
+#include "strategies/knob_space.h"
+
+#include <charconv>
+#include <limits>
+#include <map>
+#include <optional>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "llvm/Support/raw_ostream.h"
+#include "mlir/Dialect/Transform/TuneExtension/TuneExtensionOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Parser/Parser.h"
+#include "strategies/mlir_support.h"
+
+namespace mtune::strategies {
+namespace {
+
+using mlir::transform::tune::AlternativesOp;
+using mlir::transform::tune::KnobOp;
+
+constexpr char kLabelsAttr[] = "mtune.labels";
+constexpr char kDividesAttr[] = "mtune.divides";
+// Expanded option sets larger than this are refused: a typo like pow2(1, 1e9) must
+// not turn into an endless space.
+constexpr size_t kMaxOptions = 4096;
+
+// Canonical text of one option attribute.
+std::string OptionText(mlir::Attribute attr) {
+  if (auto i = llvm::dyn_cast<mlir::IntegerAttr>(attr)) return std::to_string(i.getInt());
+  if (auto s = llvm::dyn_cast<mlir::StringAttr>(attr)) return s.getValue().str();
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  attr.print(os);
+  return text;
+}
+
+absl::StatusOr<int64_t> ResolveOperand(absl::string_view arg, const Problem& problem,
+                                       absl::string_view knob) {
+  arg = absl::StripAsciiWhitespace(arg);
+  int64_t value = 0;
+  auto [ptr, ec] = std::from_chars(arg.data(), arg.data() + arg.size(), value);
+  if (ec == std::errc() && ptr == arg.data() + arg.size()) return value;
+  if (int64_t dim = problem.Dim(arg); dim > 0) return dim;
+  return absl::InvalidArgumentError(absl::StrCat("knob '", knob, "': option operand '", arg,
+                                                 "' is neither an integer nor a dimension of ",
+                                                 problem.family));
+}
+
+// Expands a string option form ("pow2(16, m)", "divisors(k)") to integers.
+absl::StatusOr<std::vector<int64_t>> ExpandOptionForm(absl::string_view form, const Problem& problem,
+                                                      absl::string_view knob) {
+  auto open = form.find('('), close = form.rfind(')');
+  if (open == absl::string_view::npos || close != form.size() - 1)
+    return absl::InvalidArgumentError(absl::StrCat(
+        "knob '", knob, "': options \"", form,
+        "\" is not an array nor one of pow2(LO, HI), divisors(X)"));
+  absl::string_view fn = absl::StripAsciiWhitespace(form.substr(0, open));
+  std::vector<absl::string_view> args =
+      absl::StrSplit(form.substr(open + 1, close - open - 1), ',');
+  std::vector<int64_t> values;
+  if (fn == "pow2" && args.size() == 2) {
+    auto lo = ResolveOperand(args[0], problem, knob);
+    if (!lo.ok()) return lo.status();
+    auto hi = ResolveOperand(args[1], problem, knob);
+    if (!hi.ok()) return hi.status();
+    if (*lo <= 0)
+      return absl::InvalidArgumentError(absl::StrCat("knob '", knob, "': pow2 needs LO > 0"));
+    for (int64_t p = 1; p <= *hi && p > 0; p *= 2)
+      if (p >= *lo) values.push_back(p);
+  } else if (fn == "divisors" && args.size() == 1) {
+    auto x = ResolveOperand(args[0], problem, knob);
+    if (!x.ok()) return x.status();
+    for (int64_t d = 1; d <= *x && values.size() <= kMaxOptions; ++d)
+      if (*x % d == 0) values.push_back(d);
+  } else {
+    return absl::InvalidArgumentError(absl::StrCat("knob '", knob, "': unknown option form \"",
+                                                   form, "\" (known: pow2(LO, HI), divisors(X))"));
+  }
+  return values;
+}
+
+// The option attributes of a knob for `problem`, in order.
+absl::StatusOr<std::vector<mlir::Attribute>> ExpandOptions(KnobOp knob, const Problem& problem) {
+  const std::string name = knob.getName().str();
+  mlir::Attribute options = knob.getOptionsAttr();
+  std::vector<mlir::Attribute> result;
+  if (auto array = llvm::dyn_cast<mlir::ArrayAttr>(options)) {
+    result.assign(array.begin(), array.end());
+  } else if (auto form = llvm::dyn_cast<mlir::StringAttr>(options)) {
+    auto values = ExpandOptionForm(form.getValue().str(), problem, name);
+    if (!values.ok()) return values.status();
+    mlir::Builder b(knob.getContext());
+    for (int64_t v : *values) result.push_back(b.getI64IntegerAttr(v));
+  } else {
+    return absl::InvalidArgumentError(
+        absl::StrCat("knob '", name, "': options must be an array or an option-form string"));
+  }
+  if (result.empty())
+    return absl::InvalidArgumentError(
+        absl::StrCat("knob '", name, "' has no options for problem ", problem.Key()));
+  if (result.size() > kMaxOptions)
+    return absl::InvalidArgumentError(
+        absl::StrCat("knob '", name, "' expands to more than ", kMaxOptions, " options"));
+  return result;
+}
+
+std::vector<std::string> AlternativeLabels(AlternativesOp op) {
+  std::vector<std::string> labels;
+  if (auto array = op->getAttrOfType<mlir::ArrayAttr>(kLabelsAttr))
+    for (mlir::Attribute a : array) labels.push_back(OptionText(a));
+  if (labels.size() != op->getNumRegions()) {
+    labels.clear();
+    for (unsigned i = 0; i < op->getNumRegions(); ++i) labels.push_back(std::to_string(i));
+  }
+  return labels;
+}
+
+absl::StatusOr<mlir::OwningOpRef<mlir::ModuleOp>> ParseTemplate(absl::string_view text,
+                                                                mlir::MLIRContext* context) {
+  DiagnosticCapture diagnostics(context);
+  auto module = mlir::parseSourceString<mlir::ModuleOp>(
+      llvm::StringRef(text.data(), text.size()), context, "template");
+  if (!module) return diagnostics.ToStatus(absl::StatusCode::kInvalidArgument,
+                                           "strategy template does not parse");
+  return module;
+}
+
+mlir::MLIRContext* ThreadContext() {
+  // Parsing a template is cheap; building a context with every dialect is not.
+  thread_local std::unique_ptr<mlir::MLIRContext> context = MakeMlirContext();
+  return context.get();
+}
+
+}  // namespace
+
+uint64_t KnobSpace::Size() const {
+  uint64_t size = 1;
+  for (const KnobSpec& k : knobs) {
+    if (k.options.empty()) return 0;
+    if (size > std::numeric_limits<uint64_t>::max() / k.options.size())
+      return std::numeric_limits<uint64_t>::max();
+    size *= k.options.size();
+  }
+  return size;
+}
+
+std::optional<KnobValues> KnobSpace::Defaults() const {
+  KnobValues values;
+  for (const KnobSpec& k : knobs) {
+    if (k.default_value.empty()) return std::nullopt;
+    values[k.name] = k.default_value;
+  }
+  if (!SatisfiesConstraints(values)) return std::nullopt;
+  return values;
+}
+
+bool KnobSpace::SatisfiesConstraints(const KnobValues& values) const {
+  for (const KnobSpec& k : knobs) {
+    if (k.divides.empty()) continue;
+    auto mine = values.find(k.name), other = values.find(k.divides);
+    if (mine == values.end() || other == values.end()) return false;
+    int64_t a = std::stoll(mine->second), b = std::stoll(other->second);
+    if (a <= 0 || b % a != 0) return false;
+  }
+  return true;
+}
+
+absl::Status KnobSpace::Check(const KnobValues& values) const {
+  std::set<std::string> known;
+  for (const KnobSpec& k : knobs) {
+    known.insert(k.name);
+    auto it = values.find(k.name);
+    if (it == values.end())
+      return absl::InvalidArgumentError(absl::StrCat("no value for knob '", k.name, "'"));
+    if (std::find(k.options.begin(), k.options.end(), it->second) == k.options.end())
+      return absl::InvalidArgumentError(absl::StrCat("knob '", k.name, "': value '", it->second,
+                                                     "' is not among its options [",
+                                                     absl::StrJoin(k.options, ", "), "]"));
+  }
+  for (const auto& [name, value] : values)
+    if (!known.contains(name))
+      return absl::InvalidArgumentError(absl::StrCat("the template has no knob '", name, "'"));
+  for (const KnobSpec& k : knobs)
+    if (!k.divides.empty() && !SatisfiesConstraints(values))
+      return absl::InvalidArgumentError(absl::StrCat("constraint violated: ", k.name, "=",
+                                                     values.at(k.name), " must divide ", k.divides,
+                                                     "=", values.at(k.divides)));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<KnobSpace> ExtractKnobSpace(absl::string_view template_text, const Problem& problem) {
+  mlir::MLIRContext* context = ThreadContext();
+  auto module = ParseTemplate(template_text, context);
+  if (!module.ok()) return module.status();
+  KnobSpace space;
+  absl::Status status;
+  std::set<std::string> names;
+  (*module)->walk([&](mlir::Operation* op) {
+    if (!status.ok()) return;
+    KnobSpec spec;
+    if (auto knob = llvm::dyn_cast<KnobOp>(op)) {
+      spec.name = knob.getName().str();
+      auto options = ExpandOptions(knob, problem);
+      if (!options.ok()) {
+        status = options.status();
+        return;
+      }
+      for (mlir::Attribute a : *options) spec.options.push_back(OptionText(a));
+      if (auto selected = knob.getSelectedAttr()) {
+        std::string text = OptionText(selected);
+        if (std::find(spec.options.begin(), spec.options.end(), text) != spec.options.end())
+          spec.default_value = text;
+      }
+      if (auto divides = op->getAttrOfType<mlir::StringAttr>(kDividesAttr))
+        spec.divides = divides.getValue().str();
+    } else if (auto alt = llvm::dyn_cast<AlternativesOp>(op)) {
+      spec.name = alt.getName().str();
+      spec.is_alternatives = true;
+      spec.options = AlternativeLabels(alt);
+      if (spec.options.empty()) {
+        status = absl::InvalidArgumentError(
+            absl::StrCat("alternatives '", spec.name, "' have no regions"));
+        return;
+      }
+      if (auto selected = alt.getSelectedRegionAttr(); selected && selected->getZExtValue() <
+                                                                        spec.options.size())
+        spec.default_value = spec.options[selected->getZExtValue()];
+    } else {
+      return;
+    }
+    if (!names.insert(spec.name).second) {
+      status = absl::InvalidArgumentError(absl::StrCat("knob '", spec.name, "' is declared twice"));
+      return;
+    }
+    space.knobs.push_back(std::move(spec));
+  });
+  if (!status.ok()) return status;
+  for (const KnobSpec& k : space.knobs) {
+    if (k.divides.empty()) continue;
+    if (!names.contains(k.divides))
+      return absl::InvalidArgumentError(absl::StrCat(
+          "knob '", k.name, "' must divide knob '", k.divides, "', which does not exist"));
+  }
+  return space;
+}
+
+absl::StatusOr<std::string> Instantiate(absl::string_view template_text, const Problem& problem,
+                                        const KnobValues& values) {
+  auto space = ExtractKnobSpace(template_text, problem);
+  if (!space.ok()) return space.status();
+  if (absl::Status s = space->Check(values); !s.ok()) return s;
+
+  mlir::MLIRContext* context = ThreadContext();
+  auto module = ParseTemplate(template_text, context);
+  if (!module.ok()) return module.status();
+  mlir::Builder b(context);
+  absl::Status status;
+  (*module)->walk([&](mlir::Operation* op) {
+    if (auto knob = llvm::dyn_cast<KnobOp>(op)) {
+      auto options = ExpandOptions(knob, problem);
+      if (!options.ok()) {
+        status = options.status();
+        return;
+      }
+      const std::string& want = values.at(knob.getName().str());
+      for (mlir::Attribute a : *options)
+        if (OptionText(a) == want) knob.setSelectedAttr(a);
+      // Expanded arrays let the upstream verifier check `selected` too.
+      knob.setOptionsAttr(b.getArrayAttr(*options));
+    } else if (auto alt = llvm::dyn_cast<AlternativesOp>(op)) {
+      std::vector<std::string> labels = AlternativeLabels(alt);
+      const std::string& want = values.at(alt.getName().str());
+      auto it = std::find(labels.begin(), labels.end(), want);
+      alt.setSelectedRegionAttrAttr(b.getIndexAttr(it - labels.begin()));
+    }
+  });
+  if (!status.ok()) return status;
+  DiagnosticCapture diagnostics(context);
+  if (mlir::failed(mlir::verify(module->get())))
+    return diagnostics.ToStatus(absl::StatusCode::kInvalidArgument,
+                                "instantiated template does not verify");
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  module->get()->print(os);
+  return text;
+}
+
+}  // namespace mtune::strategies

@@ -1,0 +1,68 @@
+// Knob spaces: the free choices of a strategy template for one problem, and the
+// instantiation of a candidate (every knob selected) as a runnable script.
+//
+// Option sets. A knob's `options` is either a literal array attribute or a string
+// in a small form that mtune expands per problem:
+//   "pow2(LO, HI)"   every power of two p with LO <= p <= HI
+//   "divisors(X)"    every divisor of X
+// where LO, HI and X are integers or problem dimension names ("m", "n", "k").
+// Alternatives (`transform.tune.alternatives`) are knobs whose options are their
+// region labels, taken from the op's `mtune.labels` array (else "0", "1", ...).
+//
+// Constraints. `mtune.divides = "OTHER"` on a knob requires its value to divide
+// the value of knob OTHER; candidates breaking it are pruned before compiling.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include "absl/strings/string_view.h"
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "strategies/candidate.h"
+#include "strategies/problem.h"
+
+namespace mtune::strategies {
+
+// One free choice of a template.
+struct KnobSpec {
+  std::string name;
+  // True for `transform.tune.alternatives` (a choice of region).
+  bool is_alternatives = false;
+  // Canonical value texts, in template order.
+  std::vector<std::string> options;
+  // The template's `selected` value when it is among `options`, else empty.
+  std::string default_value;
+  // Name of the knob whose value this one must divide, or empty.
+  std::string divides;
+};
+
+// Every knob of a template for one problem, in template order.
+struct KnobSpace {
+  std::vector<KnobSpec> knobs;
+
+  // Number of candidates before constraints (saturates at UINT64_MAX).
+  uint64_t Size() const;
+  // The template's default candidate, if every knob has a default.
+  std::optional<KnobValues> Defaults() const;
+  // OK when every knob has exactly one value among its options and every
+  // constraint holds; InvalidArgument naming the first problem otherwise.
+  absl::Status Check(const KnobValues& values) const;
+  // True when the declared constraints hold (values assumed to be options).
+  bool SatisfiesConstraints(const KnobValues& values) const;
+};
+
+// Parses `template_text` and expands its knobs for `problem`. InvalidArgument
+// (with MLIR diagnostics) when the template does not parse or a knob is malformed:
+// duplicate names, empty or unknown option sets, dangling constraints.
+absl::StatusOr<KnobSpace> ExtractKnobSpace(absl::string_view template_text, const Problem& problem);
+
+// The template with every knob's options expanded and `selected` set to `values`
+// (alternatives: `selected_region`). Runs unchanged in mlir-opt --transform-interpreter.
+// InvalidArgument when a value is missing, unknown or outside its options.
+absl::StatusOr<std::string> Instantiate(absl::string_view template_text, const Problem& problem,
+                                        const KnobValues& values);
+
+}  // namespace mtune::strategies

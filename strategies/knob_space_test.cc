@@ -1,0 +1,126 @@
+#include "strategies/knob_space.h"
+
+#include "gtest/gtest.h"
+#include "strategies/template_library.h"
+
+namespace mtune::strategies {
+namespace {
+
+const KnobSpec* Find(const KnobSpace& s, const std::string& name) {
+  for (const auto& k : s.knobs)
+    if (k.name == name) return &k;
+  return nullptr;
+}
+
+std::string MatmulTemplate() {
+  auto t = FindTemplate("matmul_2level");
+  EXPECT_TRUE(t.ok()) << t.status();
+  return t.ok() ? t->text : "";
+}
+
+TEST(KnobSpace, ExpandsProblemDependentOptions) {
+  auto problem = ParseProblemKey("matmul:m=100,n=512,k=64:f32");
+  ASSERT_TRUE(problem.ok());
+  auto space = ExtractKnobSpace(MatmulTemplate(), *problem);
+  ASSERT_TRUE(space.ok()) << space.status();
+  ASSERT_NE(Find(*space, "tile_m1"), nullptr);
+  EXPECT_EQ(Find(*space, "tile_m1")->options, (std::vector<std::string>{"16", "32", "64"}));
+  EXPECT_EQ(Find(*space, "tile_k1")->options, (std::vector<std::string>{"32", "64"}));
+  EXPECT_EQ(Find(*space, "tile_n1")->options.back(), "512");
+  const KnobSpec* lowering = Find(*space, "contraction_lowering");
+  ASSERT_NE(lowering, nullptr);
+  EXPECT_TRUE(lowering->is_alternatives);
+  EXPECT_EQ(lowering->options, (std::vector<std::string>{"outerproduct", "dot"}));
+  EXPECT_EQ(Find(*space, "tile_m2")->divides, "tile_m1");
+  // tile_k1's default (256) exceeds k=64: no complete default candidate.
+  EXPECT_FALSE(space->Defaults().has_value());
+}
+
+TEST(KnobSpace, DefaultsOfALargeProblemAreTheTemplateSelection) {
+  auto problem = ParseProblemKey("matmul:m=512,n=512,k=512:f32");
+  ASSERT_TRUE(problem.ok());
+  auto space = ExtractKnobSpace(MatmulTemplate(), *problem);
+  ASSERT_TRUE(space.ok());
+  auto defaults = space->Defaults();
+  ASSERT_TRUE(defaults.has_value());
+  EXPECT_EQ(defaults->at("tile_m1"), "64");
+  EXPECT_EQ(defaults->at("contraction_lowering"), "outerproduct");
+  EXPECT_EQ(space->Size(), 6u * 5 * 5 * 4 * 3 * 3 * 2);
+}
+
+TEST(KnobSpace, ConstraintPrunesANonDividingInnerTile) {
+  auto problem = ParseProblemKey("matmul:m=512,n=512,k=512:f32");
+  auto space = ExtractKnobSpace(MatmulTemplate(), *problem);
+  ASSERT_TRUE(space.ok());
+  KnobValues v = *space->Defaults();
+  EXPECT_TRUE(space->SatisfiesConstraints(v));
+  v["tile_n1"] = "32";
+  v["tile_n2"] = "64";  // 64 does not divide 32
+  EXPECT_FALSE(space->SatisfiesConstraints(v));
+  absl::Status s = space->Check(v);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("must divide"), std::string::npos) << s;
+}
+
+TEST(Instantiate, SetsEverySelectionAndVerifies) {
+  auto problem = ParseProblemKey("matmul:m=512,n=512,k=512:f32");
+  auto space = ExtractKnobSpace(MatmulTemplate(), *problem);
+  KnobValues v = *space->Defaults();
+  v["tile_m1"] = "128";
+  v["contraction_lowering"] = "dot";
+  auto script = Instantiate(MatmulTemplate(), *problem, v);
+  ASSERT_TRUE(script.ok()) << script.status();
+  EXPECT_NE(script->find("tune.knob<\"tile_m1\"> = 128 from options = [16, 32, 64, 128, 256, 512]"),
+            std::string::npos)
+      << *script;
+  EXPECT_NE(script->find("selected_region = 1"), std::string::npos);
+}
+
+TEST(Instantiate, RejectsValuesOutsideOptionsAndUnknownKnobs) {
+  auto problem = ParseProblemKey("matmul:m=512,n=512,k=512:f32");
+  auto space = ExtractKnobSpace(MatmulTemplate(), *problem);
+  KnobValues v = *space->Defaults();
+  v["tile_m1"] = "7";
+  auto script = Instantiate(MatmulTemplate(), *problem, v);
+  ASSERT_FALSE(script.ok());
+  EXPECT_NE(script.status().message().find("'7' is not among its options"), std::string::npos);
+  v = *space->Defaults();
+  v["bogus"] = "1";
+  EXPECT_NE(Instantiate(MatmulTemplate(), *problem, v).status().message().find("no knob 'bogus'"),
+            std::string::npos);
+  v = *space->Defaults();
+  v.erase("tile_k2");
+  EXPECT_NE(Instantiate(MatmulTemplate(), *problem, v).status().message().find("no value"),
+            std::string::npos);
+}
+
+TEST(KnobSpace, TemplateThatDoesNotParseCarriesDiagnostics) {
+  auto problem = ParseProblemKey("matmul:m=8,n=8,k=8:f32");
+  auto space = ExtractKnobSpace("module { transform.bogus_op }", *problem);
+  ASSERT_FALSE(space.ok());
+  EXPECT_EQ(space.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(space.status().message().find("does not parse"), std::string::npos);
+  EXPECT_NE(space.status().message().find("bogus_op"), std::string::npos) << space.status();
+}
+
+TEST(KnobSpace, DuplicateKnobsAndEmptyOptionsAreErrors) {
+  auto problem = ParseProblemKey("matmul:m=8,n=8,k=8:f32");
+  const char* dup = R"mlir(module attributes {transform.with_named_sequence} {
+    transform.named_sequence @__transform_main(%r: !transform.any_op {transform.readonly}) {
+      %a = transform.tune.knob<"t"> options = [1, 2] -> !transform.param<i64>
+      %b = transform.tune.knob<"t"> options = [1, 2] -> !transform.param<i64>
+      transform.yield
+    } })mlir";
+  EXPECT_NE(ExtractKnobSpace(dup, *problem).status().message().find("declared twice"),
+            std::string::npos);
+  const char* empty = R"mlir(module attributes {transform.with_named_sequence} {
+    transform.named_sequence @__transform_main(%r: !transform.any_op {transform.readonly}) {
+      %a = transform.tune.knob<"t"> options = "pow2(16, m)" -> !transform.param<i64>
+      transform.yield
+    } })mlir";
+  EXPECT_NE(ExtractKnobSpace(empty, *problem).status().message().find("has no options"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace mtune::strategies

@@ -1,0 +1,46 @@
+#include "strategies/mlir_support.h"
+
+#include "absl/strings/str_cat.h"
+#include "llvm/Support/raw_ostream.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/InitAllPasses.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
+
+namespace mtune::strategies {
+
+std::unique_ptr<mlir::MLIRContext> MakeMlirContext() {
+  static const bool passes_registered = [] {
+    // Textual pass pipelines resolve pass names through this global registry.
+    mlir::registerAllPasses();
+    return true;
+  }();
+  (void)passes_registered;
+  mlir::DialectRegistry registry;
+  mlir::registerAllDialects(registry);
+  mlir::registerAllExtensions(registry);
+  mlir::registerAllToLLVMIRTranslations(registry);
+  auto context = std::make_unique<mlir::MLIRContext>(registry, mlir::MLIRContext::Threading::DISABLED);
+  context->loadAllAvailableDialects();
+  return context;
+}
+
+DiagnosticCapture::DiagnosticCapture(mlir::MLIRContext* context) : context_(context) {
+  handler_ = context_->getDiagEngine().registerHandler([this](mlir::Diagnostic& diag) {
+    llvm::raw_string_ostream os(text_);
+    os << diag.getLocation() << ": " << diag << "\n";
+    for (const mlir::Diagnostic& note : diag.getNotes())
+      os << "  " << note.getLocation() << ": note: " << note << "\n";
+    return mlir::success();
+  });
+}
+
+DiagnosticCapture::~DiagnosticCapture() { context_->getDiagEngine().eraseHandler(handler_); }
+
+absl::Status DiagnosticCapture::ToStatus(absl::StatusCode code, absl::string_view what) const {
+  if (text_.empty()) return absl::Status(code, absl::StrCat(what, " (no diagnostic)"));
+  return absl::Status(code, absl::StrCat(what, ":\n", text_));
+}
+
+}  // namespace mtune::strategies

@@ -1,0 +1,38 @@
+// The one adapter between MLIR diagnostics/LogicalResult and absl::Status, and the
+// MLIRContext set-up shared by strategies/ and worker/.
+#pragma once
+
+#include <memory>
+#include <string>
+#include "absl/strings/string_view.h"
+
+#include "absl/status/status.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+
+namespace mtune::strategies {
+
+// A context that knows every dialect, extension and LLVM translation mtune uses.
+// Multithreading is off: a worker's compile must not spread onto the measuring core.
+std::unique_ptr<mlir::MLIRContext> MakeMlirContext();
+
+// Collects every diagnostic emitted on `context` while alive, instead of printing it.
+class DiagnosticCapture {
+ public:
+  explicit DiagnosticCapture(mlir::MLIRContext* context);
+  ~DiagnosticCapture();
+  DiagnosticCapture(const DiagnosticCapture&) = delete;
+  DiagnosticCapture& operator=(const DiagnosticCapture&) = delete;
+
+  // All diagnostics so far, one per line, with locations and notes.
+  const std::string& text() const { return text_; }
+  // A status of `code` saying `what` failed, with the captured diagnostics appended.
+  absl::Status ToStatus(absl::StatusCode code, absl::string_view what) const;
+
+ private:
+  mlir::MLIRContext* context_;
+  mlir::DiagnosticEngine::HandlerID handler_;
+  std::string text_;
+};
+
+}  // namespace mtune::strategies

@@ -1,0 +1,49 @@
+// Problems: one kernel instance (family + static shapes + element type) and its
+// canonical text key, e.g. "matmul:m=512,n=512,k=512:f32". No MLIR here.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include "absl/strings/string_view.h"
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace mtune::strategies {
+
+// One kernel instance. `dims` keeps the family's canonical order.
+struct Problem {
+  std::string family;
+  std::vector<std::pair<std::string, int64_t>> dims;
+  std::string element_type;
+
+  // Canonical key: family:d=v,...:type with dims in the family's order.
+  std::string Key() const;
+  // Value of a named dimension; -1 if the family has no such dimension.
+  int64_t Dim(absl::string_view name) const;
+  // Floating-point operations of one kernel call (a fused multiply-add counts 2).
+  double Flops() const;
+  // Bytes that any implementation must move: inputs read once, output read and written.
+  double CompulsoryBytes() const;
+  // Bytes of all operands together: decides which memory level bounds the roofline.
+  uint64_t FootprintBytes() const;
+  // Bytes of one element.
+  int ElementBytes() const;
+};
+
+// What `mtune families` prints for one op family.
+struct FamilyInfo {
+  std::string name;
+  std::string grammar;
+  std::string example;
+  std::string default_template;
+};
+
+// Every supported op family.
+const std::vector<FamilyInfo>& Families();
+
+// Parses and validates a key; InvalidArgument says what is wrong and what is expected.
+absl::StatusOr<Problem> ParseProblemKey(absl::string_view key);
+
+}  // namespace mtune::strategies

@@ -1,0 +1,69 @@
+#include "strategies/problem.h"
+
+#include "gtest/gtest.h"
+#include "strategies/candidate.h"
+#include "strategies/payload.h"
+
+namespace mtune::strategies {
+namespace {
+
+TEST(ProblemKey, ParsesAndPrintsCanonically) {
+  auto p = ParseProblemKey("matmul:k=513,m=127,n=255:f32");
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->Key(), "matmul:m=127,n=255,k=513:f32");
+  EXPECT_EQ(p->Dim("m"), 127);
+  EXPECT_EQ(p->Dim("k"), 513);
+  EXPECT_DOUBLE_EQ(p->Flops(), 2.0 * 127 * 255 * 513);
+  EXPECT_DOUBLE_EQ(p->CompulsoryBytes(), 4.0 * (127 * 513 + 513 * 255 + 2 * 127 * 255));
+}
+
+struct BadKey {
+  const char* key;
+  const char* message_part;
+};
+
+class BadProblemKey : public testing::TestWithParam<BadKey> {};
+
+TEST_P(BadProblemKey, IsRejectedWithAClearMessage) {
+  auto p = ParseProblemKey(GetParam().key);
+  ASSERT_FALSE(p.ok());
+  EXPECT_EQ(p.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(p.status().message().find(GetParam().message_part), std::string::npos)
+      << p.status().message();
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Keys, BadProblemKey,
+    testing::Values(BadKey{"matmul", "expected FAMILY"},
+                    BadKey{"conv9d:m=1,n=1,k=1:f32", "unknown op family 'conv9d'"},
+                    BadKey{"matmul:m=0,n=1,k=1:f32", "must be positive"},
+                    BadKey{"matmul:m=-4,n=1,k=1:f32", "must be positive"},
+                    BadKey{"matmul:m=4,n=1:f32", "missing dimension 'k'"},
+                    BadKey{"matmul:m=4,n=1,k=2,q=3:f32", "unknown dimension 'q'"},
+                    BadKey{"matmul:m=4,m=4,n=1,k=2:f32", "given twice"},
+                    BadKey{"matmul:m=4x,n=1,k=2:f32", "not an integer"},
+                    BadKey{"matmul:m=99999999999999999999,n=1,k=2:f32", "exceeds the limit"},
+                    BadKey{"matmul:m=4,n=1,k=2:f16", "element type 'f16' is not supported"},
+                    BadKey{"matmul:m=65536,n=65536,k=65536:f32", "exceeds"}));
+
+TEST(Candidate, CanonicalJsonIsSortedAndTyped) {
+  auto c = MakeCandidate("t", {{"b", "8"}, {"a", "outerproduct"}});
+  EXPECT_EQ(c.canonical_json(), R"({"a":"outerproduct","b":8})");
+  EXPECT_EQ(c.hash().size(), 16u);
+  EXPECT_EQ(c.hash(), MakeCandidate("t", {{"a", "outerproduct"}, {"b", "8"}}).hash());
+  EXPECT_NE(c.hash(), MakeCandidate("t", {{"a", "dot"}, {"b", "8"}}).hash());
+  EXPECT_NE(c.hash(), MakeCandidate("u", {{"a", "outerproduct"}, {"b", "8"}}).hash());
+}
+
+TEST(Payload, MatmulHasTheProblemShapes) {
+  auto p = ParseProblemKey("matmul:m=3,n=5,k=7:f32");
+  ASSERT_TRUE(p.ok());
+  auto text = MakePayload(*p);
+  ASSERT_TRUE(text.ok());
+  EXPECT_NE(text->find("memref<3x7xf32>"), std::string::npos);
+  EXPECT_NE(text->find("memref<7x5xf32>"), std::string::npos);
+  EXPECT_NE(text->find("linalg.matmul"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace mtune::strategies
