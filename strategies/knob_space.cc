@@ -1,5 +1,6 @@
 #include "strategies/knob_space.h"
 
+#include <algorithm>
 #include <charconv>
 #include <limits>
 #include <map>
@@ -72,7 +73,7 @@ absl::StatusOr<std::vector<int64_t>> ExpandOptionForm(absl::string_view form, co
     if (!hi.ok()) return hi.status();
     if (*lo <= 0)
       return absl::InvalidArgumentError(absl::StrCat("knob '", knob, "': pow2 needs LO > 0"));
-    for (int64_t p = 1; p <= *hi && p > 0; p *= 2)
+    for (int64_t p = 1; p <= std::max(*hi, *lo) && p > 0; p *= 2)
       if (p >= *lo) values.push_back(p);
   } else if (fn == "divisors" && args.size() == 1) {
     auto x = ResolveOperand(args[0], problem, knob);

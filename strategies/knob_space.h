@@ -3,7 +3,8 @@
 //
 // Option sets. A knob's `options` is either a literal array attribute or a string
 // in a small form that mtune expands per problem:
-//   "pow2(LO, HI)"   every power of two p with LO <= p <= HI
+//   "pow2(LO, HI)"   every power of two p with LO <= p <= max(HI, LO): a tile of
+//                    at least the dimension covers it whole, padded
 //   "divisors(X)"    every divisor of X
 // where LO, HI and X are integers or problem dimension names ("m", "n", "k").
 // Alternatives (`transform.tune.alternatives`) are knobs whose options are their

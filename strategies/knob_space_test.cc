@@ -36,6 +36,15 @@ TEST(KnobSpace, ExpandsProblemDependentOptions) {
   EXPECT_FALSE(space->Defaults().has_value());
 }
 
+TEST(KnobSpace, Pow2BelowItsLowerBoundKeepsTheLowerBound) {
+  // A tile at least as large as the dimension covers it whole (padded).
+  auto problem = ParseProblemKey("matmul:m=16,n=16,k=8:f32");
+  auto space = ExtractKnobSpace(MatmulTemplate(), *problem);
+  ASSERT_TRUE(space.ok()) << space.status();
+  EXPECT_EQ(Find(*space, "tile_n1")->options, (std::vector<std::string>{"32"}));
+  EXPECT_EQ(Find(*space, "tile_m1")->options, (std::vector<std::string>{"16"}));
+}
+
 TEST(KnobSpace, DefaultsOfALargeProblemAreTheTemplateSelection) {
   auto problem = ParseProblemKey("matmul:m=512,n=512,k=512:f32");
   ASSERT_TRUE(problem.ok());
@@ -70,7 +79,7 @@ TEST(Instantiate, SetsEverySelectionAndVerifies) {
   v["contraction_lowering"] = "dot";
   auto script = Instantiate(MatmulTemplate(), *problem, v);
   ASSERT_TRUE(script.ok()) << script.status();
-  EXPECT_NE(script->find("tune.knob<\"tile_m1\"> = 128 from options = [16, 32, 64, 128, 256, 512]"),
+  EXPECT_NE(script->find("tune.knob<\"tile_m1\"> = 128 : i64 from options = [16, 32, 64, 128, 256, 512]"),
             std::string::npos)
       << *script;
   EXPECT_NE(script->find("selected_region = 1"), std::string::npos);
@@ -115,7 +124,7 @@ TEST(KnobSpace, DuplicateKnobsAndEmptyOptionsAreErrors) {
             std::string::npos);
   const char* empty = R"mlir(module attributes {transform.with_named_sequence} {
     transform.named_sequence @__transform_main(%r: !transform.any_op {transform.readonly}) {
-      %a = transform.tune.knob<"t"> options = "pow2(16, m)" -> !transform.param<i64>
+      %a = transform.tune.knob<"t"> options = [] -> !transform.param<i64>
       transform.yield
     } })mlir";
   EXPECT_NE(ExtractKnobSpace(empty, *problem).status().message().find("has no options"),

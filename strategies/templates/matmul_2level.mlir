@@ -10,8 +10,8 @@
 // registers across the reduction.
 //
 // Option sets written as strings are expanded per problem by mtune (see
-// strategies/knob_space.h): "pow2(LO, HI)" is every power of two in [LO, HI],
-// where HI may name a problem dimension. `mtune.divides = "X"` declares that a
+// strategies/knob_space.h): "pow2(LO, HI)" is every power of two in [LO, HI]
+// (just LO when HI < LO), where HI may name a problem dimension. `mtune.divides = "X"` declares that a
 // knob's value must divide knob X's value; mtune prunes candidates that break it
 // before compiling them. The `selected` values are the template's default
 // candidate, so this file as is runs in mlir-opt --transform-interpreter.

@@ -1,0 +1,149 @@
+#include "worker/jit_kernel.h"
+
+#include <algorithm>
+#include <chrono>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/TargetParser/Host.h"
+#include "mlir/Dialect/Transform/IR/TransformOps.h"
+#include "mlir/Dialect/Transform/Transforms/TransformInterpreterUtils.h"
+#include "mlir/ExecutionEngine/CRunnerUtils.h"
+#include "mlir/ExecutionEngine/ExecutionEngine.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "strategies/mlir_support.h"
+#include "strategies/payload.h"
+
+namespace mtune::worker {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double Since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// From transformed payload (vectors, memrefs, scf loops) to the LLVM dialect.
+// Unrolled transfer lowering keeps allocas out of hot loops (see MLIR22-NOTES);
+// the deallocation pipeline frees the buffers that padding allocates per tile.
+constexpr char kLoweringPipeline[] =
+    "buffer-deallocation-pipeline,"
+    "func.func(convert-vector-to-scf{full-unroll=true},convert-linalg-to-loops),"
+    "expand-strided-metadata,lower-affine,convert-scf-to-cf,"
+    "convert-vector-to-llvm,finalize-memref-to-llvm,convert-math-to-llvm,"
+    "convert-arith-to-llvm,convert-func-to-llvm,convert-cf-to-llvm,convert-ub-to-llvm,"
+    "reconcile-unrealized-casts";
+
+void InitializeNativeTargetOnce() {
+  static const bool done = [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    return true;
+  }();
+  (void)done;
+}
+
+}  // namespace
+
+JitKernel::~JitKernel() = default;
+
+std::string JitKernel::HostCpuName() { return llvm::sys::getHostCPUName().str(); }
+
+std::string JitKernel::HostTriple() { return llvm::sys::getProcessTriple(); }
+
+std::string JitKernel::HostFeatures() {
+  std::vector<std::string> enabled;
+  for (const auto& feature : llvm::sys::getHostCPUFeatures())
+    if (feature.second) enabled.push_back("+" + feature.first().str());
+  std::sort(enabled.begin(), enabled.end());
+  return absl::StrJoin(enabled, ",");
+}
+
+std::unique_ptr<JitKernel> JitKernel::Compile(const std::string& payload,
+                                              const std::string& script, CompileTimes* times,
+                                              CompileFailure* failure) {
+  using mtune::v1::RESULT_STATUS_COMPILE_ERROR;
+  using mtune::v1::RESULT_STATUS_INVALID_CANDIDATE;
+  InitializeNativeTargetOnce();
+  auto fail = [&](mtune::v1::ResultStatus status, std::string error) {
+    failure->status = status;
+    failure->error = std::move(error);
+    return nullptr;
+  };
+  std::unique_ptr<JitKernel> kernel(new JitKernel);
+  kernel->context_ = strategies::MakeMlirContext();
+  mlir::MLIRContext* context = kernel->context_.get();
+  strategies::DiagnosticCapture diagnostics(context);
+
+  auto start = Clock::now();
+  auto module = mlir::parseSourceString<mlir::ModuleOp>(payload, context, "payload");
+  if (!module)
+    return fail(RESULT_STATUS_COMPILE_ERROR, "payload does not parse:\n" + diagnostics.text());
+  auto transform_module = mlir::parseSourceString<mlir::ModuleOp>(script, context, "strategy");
+  if (!transform_module)
+    return fail(RESULT_STATUS_INVALID_CANDIDATE, "strategy does not parse:\n" + diagnostics.text());
+  times->parse_s = Since(start);
+
+  start = Clock::now();
+  mlir::Operation* entry = mlir::transform::detail::findTransformEntryPoint(
+      *module, *transform_module, mlir::transform::TransformDialect::kTransformEntryPointSymbolName);
+  if (entry == nullptr)
+    return fail(RESULT_STATUS_INVALID_CANDIDATE, "strategy has no @__transform_main:\n" +
+                                                     diagnostics.text());
+  if (mlir::failed(mlir::transform::applyTransformNamedSequence(
+          module->getOperation(), entry, *transform_module, mlir::transform::TransformOptions())))
+    return fail(RESULT_STATUS_INVALID_CANDIDATE,
+                "the strategy failed to apply:\n" + diagnostics.text());
+  times->transform_s = Since(start);
+
+  start = Clock::now();
+  mlir::PassManager pm(context);
+  std::string pipeline_errors;
+  llvm::raw_string_ostream pipeline_os(pipeline_errors);
+  if (mlir::failed(mlir::parsePassPipeline(kLoweringPipeline, pm, pipeline_os)))
+    return fail(RESULT_STATUS_COMPILE_ERROR, "bad lowering pipeline: " + pipeline_errors);
+  if (mlir::failed(pm.run(*module)))
+    return fail(RESULT_STATUS_COMPILE_ERROR, "lowering to LLVM failed:\n" + diagnostics.text());
+  times->lower_s = Since(start);
+
+  start = Clock::now();
+  auto builder = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!builder) return fail(RESULT_STATUS_COMPILE_ERROR, llvm::toString(builder.takeError()));
+  builder->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+  auto tm = builder->createTargetMachine();
+  if (!tm) return fail(RESULT_STATUS_COMPILE_ERROR, llvm::toString(tm.takeError()));
+  auto transformer = mlir::makeOptimizingTransformer(3, 0, tm->get());
+  mlir::ExecutionEngineOptions options;
+  options.transformer = transformer;
+  options.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
+  options.enableGDBNotificationListener = false;
+  auto engine = mlir::ExecutionEngine::create(*module, options, std::move(*tm));
+  if (!engine)
+    return fail(RESULT_STATUS_COMPILE_ERROR, "JIT failed: " + llvm::toString(engine.takeError()) +
+                                                 "\n" + diagnostics.text());
+  kernel->engine_ = std::move(*engine);
+  // Strided copies (tile packing) lower to a call of MLIR's runtime memrefCopy.
+  kernel->engine_->registerSymbols([](llvm::orc::MangleAndInterner interner) {
+    llvm::orc::SymbolMap symbols;
+    symbols[interner("memrefCopy")] = {llvm::orc::ExecutorAddr::fromPtr(&memrefCopy),
+                                       llvm::JITSymbolFlags::Exported};
+    return symbols;
+  });
+  auto symbol = kernel->engine_->lookup(absl::StrCat("_mlir_ciface_", strategies::kPayloadFunction));
+  if (!symbol)
+    return fail(RESULT_STATUS_COMPILE_ERROR, "kernel symbol not found: " +
+                                                 llvm::toString(symbol.takeError()));
+  kernel->fn_ = reinterpret_cast<Fn>(*symbol);
+  times->jit_s = Since(start);
+  return kernel;
+}
+
+}  // namespace mtune::worker

@@ -1,0 +1,130 @@
+#include "worker/measure.h"
+
+#include "gtest/gtest.h"
+#include "strategies/knob_space.h"
+#include "strategies/template_library.h"
+#include "worker/sandbox.h"
+
+namespace mtune::worker {
+namespace {
+
+mtune::v1::Calibration FakeCalibration() {
+  mtune::v1::Calibration c;
+  c.set_peak_gflops_f32(100);
+  auto* l = c.add_bandwidth();
+  l->set_level("DRAM");
+  l->set_gbps(10);
+  return c;
+}
+
+mtune::v1::Task TaskFor(const std::string& key, strategies::KnobValues overrides = {}) {
+  auto problem = strategies::ParseProblemKey(key);
+  EXPECT_TRUE(problem.ok()) << problem.status();
+  auto tpl = strategies::FindTemplate("matmul_2level");
+  auto space = strategies::ExtractKnobSpace(tpl->text, *problem);
+  EXPECT_TRUE(space.ok()) << space.status();
+  strategies::KnobValues values;
+  for (const auto& k : space->knobs)
+    values[k.name] = k.default_value.empty() ? k.options.front() : k.default_value;
+  for (const auto& [name, value] : overrides) values[name] = value;
+  auto script = strategies::Instantiate(tpl->text, *problem, values);
+  EXPECT_TRUE(script.ok()) << script.status();
+  mtune::v1::Task task;
+  task.set_problem(key);
+  task.set_script(*script);
+  task.set_min_measure_s(0.01);
+  return task;
+}
+
+TEST(Measurer, OddShapeCompilesVerifiesAndTimes) {
+  Measurer measurer;
+  // Sizes that divide no tile: padding must handle the edges.
+  auto result = measurer.Measure(
+      TaskFor("matmul:m=37,n=45,k=67:f32", {{"tile_m1", "32"}, {"tile_n1", "32"},
+                                            {"tile_k1", "32"}, {"tile_n2", "16"}}),
+      FakeCalibration());
+  ASSERT_EQ(result.status(), mtune::v1::RESULT_STATUS_OK) << result.error();
+  EXPECT_GT(result.gflops(), 0);
+  EXPECT_GT(result.timing().repetitions(), 4u);
+  EXPECT_LE(result.timing().p25_s(), result.timing().median_s());
+  EXPECT_LE(result.timing().median_s(), result.timing().p75_s());
+  EXPECT_LE(result.timing().min_s(), result.timing().p25_s());
+  EXPECT_GT(result.compile_s(), 0);
+  EXPECT_LT(result.max_rel_error(), 1e-4);
+  EXPECT_EQ(result.roofline_level(), "DRAM");
+  EXPECT_NEAR(result.fraction_of_roofline(), result.gflops() / result.roofline_gflops(), 1e-9);
+}
+
+TEST(Measurer, DotLoweringIsAlsoCorrect) {
+  Measurer measurer;
+  auto result = measurer.Measure(
+      TaskFor("matmul:m=64,n=64,k=64:f32", {{"tile_m1", "32"}, {"tile_n1", "64"},
+                                            {"tile_k1", "64"}, {"contraction_lowering", "dot"}}),
+      FakeCalibration());
+  ASSERT_EQ(result.status(), mtune::v1::RESULT_STATUS_OK) << result.error();
+}
+
+TEST(Measurer, StrategyThatDoesNotApplyIsAnInvalidCandidate) {
+  Measurer measurer;
+  mtune::v1::Task task = TaskFor("matmul:m=16,n=16,k=16:f32");
+  // Tiling a handle to no op at all makes the interpreter fail definitely.
+  task.set_script(R"mlir(module attributes {transform.with_named_sequence} {
+    transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+      %f = transform.structured.match ops{["linalg.matmul"]} in %root : (!transform.any_op) -> !transform.any_op
+      %k = transform.tune.knob<"t"> options = [1, 2] -> !transform.param<i64>
+      transform.yield
+    } })mlir");
+  auto result = measurer.Measure(task, FakeCalibration());
+  EXPECT_EQ(result.status(), mtune::v1::RESULT_STATUS_INVALID_CANDIDATE);
+  EXPECT_NE(result.error().find("failed to apply"), std::string::npos) << result.error();
+}
+
+TEST(Measurer, ScriptThatDoesNotParseIsAnInvalidCandidateWithDiagnostics) {
+  Measurer measurer;
+  mtune::v1::Task task = TaskFor("matmul:m=16,n=16,k=16:f32");
+  task.set_script("module { this is not mlir }");
+  auto result = measurer.Measure(task, FakeCalibration());
+  EXPECT_EQ(result.status(), mtune::v1::RESULT_STATUS_INVALID_CANDIDATE);
+  EXPECT_NE(result.error().find("custom op 'this' is unknown"), std::string::npos) << result.error();
+}
+
+TEST(Sandbox, ChildKilledBySignalBecomesACrashResultAndTheNextCallWorksAgain) {
+  Sandbox sandbox({"/bin/sh", "-c", "kill -SEGV $$"});
+  mtune::v1::SandboxRequest request;
+  *request.mutable_measure() = mtune::v1::Task();
+  auto response = sandbox.Call(request, 10);
+  ASSERT_TRUE(response.ok()) << response.status();
+  EXPECT_EQ(response->result().status(), mtune::v1::RESULT_STATUS_CRASH);
+  EXPECT_NE(response->result().error().find("signal 11"), std::string::npos)
+      << response->result().error();
+  EXPECT_EQ(sandbox.child_pid(), -1);
+  auto again = sandbox.Call(request, 10);  // a fresh child is started
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->result().status(), mtune::v1::RESULT_STATUS_CRASH);
+}
+
+TEST(Sandbox, ChildThatNeverAnswersBecomesATimeout) {
+  Sandbox sandbox({"/bin/sleep", "60"});
+  mtune::v1::SandboxRequest request;
+  *request.mutable_measure() = mtune::v1::Task();
+  auto response = sandbox.Call(request, 0.3);
+  ASSERT_TRUE(response.ok()) << response.status();
+  EXPECT_EQ(response->result().status(), mtune::v1::RESULT_STATUS_TIMEOUT);
+  EXPECT_GE(response->result().total_s(), 0.3);
+  EXPECT_LT(response->result().total_s(), 5);
+}
+
+TEST(Sandbox, MissingExecutableIsAnError) {
+  Sandbox sandbox({"/nonexistent/mtune-sandbox"});
+  auto response = sandbox.Call(mtune::v1::SandboxRequest(), 1);
+  // posix_spawn reports exec failure as a child exiting 127 on glibc.
+  if (response.ok()) {
+    EXPECT_EQ(response->result().status(), mtune::v1::RESULT_STATUS_CRASH);
+    EXPECT_NE(response->result().error().find("code 127"), std::string::npos);
+  } else {
+    EXPECT_NE(response.status().message().find("cannot start sandbox"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace mtune::worker

@@ -1,0 +1,28 @@
+// Timing of a kernel: warm-up, then repetitions until a minimum total time.
+#pragma once
+
+#include <functional>
+#include <vector>
+
+#include "proto/mtune.pb.h"
+
+namespace mtune::worker {
+
+struct TimingOptions {
+  // Untimed calls first (caches, page faults, branch predictors).
+  int warmup = 2;
+  // Keep timing until the timed calls add up to this many seconds...
+  double min_total_s = 0.1;
+  // ...and at least this many calls...
+  int min_repetitions = 5;
+  // ...but never more than this many.
+  int max_repetitions = 100000;
+};
+
+// Median, quartiles, min and coefficient of variation of `samples` (seconds).
+mtune::v1::Timing Summarize(std::vector<double> samples, int warmup);
+
+// Times `call` as `options` say and summarizes the timed calls.
+mtune::v1::Timing TimeCalls(const std::function<void()>& call, const TimingOptions& options);
+
+}  // namespace mtune::worker
