@@ -1,0 +1,344 @@
+#include "worker/calibration.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/strip.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+namespace mtune::worker {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double SecondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// Written after every kernel so the compiler must compute the accumulators.
+volatile float g_sink = 0.0f;
+
+// ---------------------------------------------------------------------------
+// FMA peak. Each kernel keeps enough independent accumulator chains in registers to
+// cover FMA latency times the number of FMA ports (4-5 cycles x 2 ports on current
+// x86 cores); fewer chains would measure latency, not throughput. `state` holds the
+// accumulators between calls (64-byte aligned) and x, y in its last two vectors.
+// ---------------------------------------------------------------------------
+
+constexpr int kFmaStateFloats = 18 * 16;
+
+#if defined(__x86_64__)
+constexpr int kAvx512Chains = 16;  // of 32 zmm registers, leaving room for x and y.
+constexpr double kAvx512FlopsPerIter = kAvx512Chains * 16 * 2;
+
+__attribute__((target("avx512f,fma"), noinline)) void FmaAvx512(uint64_t iters,
+                                                                  float* state) {
+  __m512 acc[kAvx512Chains];
+#pragma GCC unroll 16
+  for (int j = 0; j < kAvx512Chains; ++j) acc[j] = _mm512_load_ps(state + 16 * j);
+  const __m512 x = _mm512_load_ps(state + 16 * kAvx512Chains);
+  const __m512 y = _mm512_load_ps(state + 16 * (kAvx512Chains + 1));
+  for (uint64_t i = 0; i < iters; ++i) {
+#pragma GCC unroll 16
+    for (int j = 0; j < kAvx512Chains; ++j) acc[j] = _mm512_fmadd_ps(acc[j], x, y);
+  }
+#pragma GCC unroll 16
+  for (int j = 0; j < kAvx512Chains; ++j) _mm512_store_ps(state + 16 * j, acc[j]);
+}
+
+constexpr int kAvx2Chains = 12;  // of 16 ymm registers, leaving room for x and y.
+constexpr double kAvx2FlopsPerIter = kAvx2Chains * 8 * 2;
+
+__attribute__((target("avx2,fma"), noinline)) void FmaAvx2(uint64_t iters, float* state) {
+  __m256 acc[kAvx2Chains];
+#pragma GCC unroll 12
+  for (int j = 0; j < kAvx2Chains; ++j) acc[j] = _mm256_load_ps(state + 8 * j);
+  const __m256 x = _mm256_load_ps(state + 16 * kAvx512Chains);
+  const __m256 y = _mm256_load_ps(state + 16 * (kAvx512Chains + 1));
+  for (uint64_t i = 0; i < iters; ++i) {
+#pragma GCC unroll 12
+    for (int j = 0; j < kAvx2Chains; ++j) acc[j] = _mm256_fmadd_ps(acc[j], x, y);
+  }
+#pragma GCC unroll 12
+  for (int j = 0; j < kAvx2Chains; ++j) _mm256_store_ps(state + 8 * j, acc[j]);
+}
+#endif
+
+constexpr int kScalarChains = 8;
+constexpr double kScalarFlopsPerIter = kScalarChains * 2;
+
+__attribute__((noinline)) void FmaScalar(uint64_t iters, float* state) {
+  float acc[kScalarChains];
+  for (int j = 0; j < kScalarChains; ++j) acc[j] = state[j];
+  const float x = state[16 * 16];
+  const float y = state[16 * 17];
+  for (uint64_t i = 0; i < iters; ++i) {
+    for (int j = 0; j < kScalarChains; ++j) acc[j] = acc[j] * x + y;
+  }
+  for (int j = 0; j < kScalarChains; ++j) state[j] = acc[j];
+}
+
+struct FmaKernel {
+  void (*run)(uint64_t, float*);
+  double flops_per_iter;
+  const char* isa;
+};
+
+FmaKernel PickFmaKernel() {
+#if defined(__x86_64__)
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma")) {
+    return {&FmaAvx512, kAvx512FlopsPerIter, "avx512f"};
+  }
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+    return {&FmaAvx2, kAvx2FlopsPerIter, "avx2+fma"};
+  }
+#endif
+  return {&FmaScalar, kScalarFlopsPerIter, "scalar"};
+}
+
+// ---------------------------------------------------------------------------
+// Copy bandwidth. Explicit vector loads and ordinary stores, like generated kernels
+// do; memcpy is avoided because glibc switches to non-temporal stores above a size
+// threshold, which measures a different (cache-bypassing) ceiling.
+// ---------------------------------------------------------------------------
+
+// Every copy length is a multiple of this (4 zmm registers).
+constexpr uint64_t kCopyBlock = 256;
+
+#if defined(__x86_64__)
+__attribute__((target("avx512f"), noinline)) void CopyAvx512(const float* src, float* dst,
+                                                             uint64_t bytes) {
+  for (uint64_t i = 0; i < bytes / sizeof(float); i += 64) {
+    const __m512 a = _mm512_load_ps(src + i);
+    const __m512 b = _mm512_load_ps(src + i + 16);
+    const __m512 c = _mm512_load_ps(src + i + 32);
+    const __m512 d = _mm512_load_ps(src + i + 48);
+    _mm512_store_ps(dst + i, a);
+    _mm512_store_ps(dst + i + 16, b);
+    _mm512_store_ps(dst + i + 32, c);
+    _mm512_store_ps(dst + i + 48, d);
+  }
+}
+
+__attribute__((target("avx2"), noinline)) void CopyAvx2(const float* src, float* dst,
+                                                        uint64_t bytes) {
+  for (uint64_t i = 0; i < bytes / sizeof(float); i += 32) {
+    const __m256 a = _mm256_load_ps(src + i);
+    const __m256 b = _mm256_load_ps(src + i + 8);
+    const __m256 c = _mm256_load_ps(src + i + 16);
+    const __m256 d = _mm256_load_ps(src + i + 24);
+    _mm256_store_ps(dst + i, a);
+    _mm256_store_ps(dst + i + 8, b);
+    _mm256_store_ps(dst + i + 16, c);
+    _mm256_store_ps(dst + i + 24, d);
+  }
+}
+#endif
+
+__attribute__((noinline)) void CopyScalar(const float* src, float* dst, uint64_t bytes) {
+  for (uint64_t i = 0; i < bytes / sizeof(float); ++i) dst[i] = src[i];
+}
+
+using CopyFn = void (*)(const float*, float*, uint64_t);
+
+CopyFn PickCopyKernel() {
+#if defined(__x86_64__)
+  if (__builtin_cpu_supports("avx512f")) return &CopyAvx512;
+  if (__builtin_cpu_supports("avx2")) return &CopyAvx2;
+#endif
+  return &CopyScalar;
+}
+
+struct FreeDeleter {
+  void operator()(void* p) const { std::free(p); }
+};
+using AlignedFloats = std::unique_ptr<float[], FreeDeleter>;
+
+// 64-byte aligned (a cache line, and what aligned vector loads need), contents set so
+// its pages are faulted in before anything is timed.
+AlignedFloats AllocateTouched(uint64_t bytes, float value) {
+  const uint64_t rounded = (bytes + 63) / 64 * 64;
+  AlignedFloats buffer(static_cast<float*>(std::aligned_alloc(64, rounded)));
+  if (buffer) std::fill_n(buffer.get(), rounded / sizeof(float), value);
+  return buffer;
+}
+
+std::string FormatBytes(uint64_t bytes) {
+  if (bytes >= (uint64_t{1} << 30) && bytes % (uint64_t{1} << 30) == 0) {
+    return absl::StrCat(bytes >> 30, " GiB");
+  }
+  if (bytes >= (uint64_t{1} << 20)) return absl::StrFormat("%.1f MiB", bytes / 1048576.0);
+  return absl::StrFormat("%.1f KiB", bytes / 1024.0);
+}
+
+// Parses sysfs cache sizes such as "48K", "2048K", "1M".
+bool ParseCacheSize(std::string text, uint64_t* bytes) {
+  absl::string_view view = absl::StripAsciiWhitespace(text);
+  uint64_t scale = 1;
+  if (absl::ConsumeSuffix(&view, "K")) {
+    scale = uint64_t{1} << 10;
+  } else if (absl::ConsumeSuffix(&view, "M")) {
+    scale = uint64_t{1} << 20;
+  } else if (absl::ConsumeSuffix(&view, "G")) {
+    scale = uint64_t{1} << 30;
+  }
+  uint64_t value = 0;
+  if (!absl::SimpleAtoi(view, &value) || value == 0) return false;
+  *bytes = value * scale;
+  return true;
+}
+
+std::string ReadFirstLine(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  return line;
+}
+
+}  // namespace
+
+std::vector<CacheLevel> DetectDataCaches(const std::string& sysfs_dir) {
+  std::map<int, uint64_t> by_level;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(sysfs_dir, error)) {
+    if (entry.path().filename().string().rfind("index", 0) != 0) continue;
+    const std::string type = ReadFirstLine(entry.path() / "type");
+    if (type != "Data" && type != "Unified") continue;
+    int level = 0;
+    uint64_t size = 0;
+    if (!absl::SimpleAtoi(ReadFirstLine(entry.path() / "level"), &level) ||
+        !ParseCacheSize(ReadFirstLine(entry.path() / "size"), &size)) {
+      continue;
+    }
+    by_level.emplace(level, size);
+  }
+  if (by_level.empty()) {
+    // Containers sometimes hide sysfs; glibc's sysconf reads CPUID instead.
+    const int names[] = {_SC_LEVEL1_DCACHE_SIZE, _SC_LEVEL2_CACHE_SIZE, _SC_LEVEL3_CACHE_SIZE};
+    for (int i = 0; i < 3; ++i) {
+      const long size = sysconf(names[i]);
+      if (size > 0) by_level.emplace(i + 1, static_cast<uint64_t>(size));
+    }
+  }
+  std::vector<CacheLevel> levels;
+  for (const auto& [level, size] : by_level) levels.push_back({level, size});
+  return levels;
+}
+
+std::string FmaIsa() { return PickFmaKernel().isa; }
+
+double MeasurePeakFmaGflops(double total_time_s, int repetitions) {
+  const FmaKernel kernel = PickFmaKernel();
+  AlignedFloats state = AllocateTouched(kFmaStateFloats * sizeof(float), 1.0f);
+  // acc <- acc * x + y converges to y / (1 - x) = 1: no overflow, no denormals.
+  std::fill_n(state.get() + 16 * 16, 16, 0.999f);
+  std::fill_n(state.get() + 16 * 17, 16, 0.001f);
+  repetitions = std::max(repetitions, 1);
+  const double repetition_s = std::max(total_time_s, 1e-4) / repetitions;
+  kernel.run(1 << 12, state.get());  // Warm-up: wake the vector units to full clock.
+  double best = 0.0;
+  for (int r = 0; r < repetitions; ++r) {
+    // Chunks of a fraction of a millisecond keep clock reads out of the timed work.
+    const uint64_t chunk = 1 << 14;
+    uint64_t iters = 0;
+    const Clock::time_point start = Clock::now();
+    double elapsed = 0.0;
+    do {
+      kernel.run(chunk, state.get());
+      iters += chunk;
+      elapsed = SecondsSince(start);
+    } while (elapsed < repetition_s);
+    best = std::max(best, iters * kernel.flops_per_iter / elapsed / 1e9);
+  }
+  g_sink = state[0] + state[16 * 15];
+  return best;
+}
+
+double MeasureCopyGbps(uint64_t working_set_bytes, double min_time_s, int min_passes) {
+  const CopyFn copy = PickCopyKernel();
+  const uint64_t bytes_each = std::max(working_set_bytes / 2 / kCopyBlock, uint64_t{1}) * kCopyBlock;
+  AlignedFloats src = AllocateTouched(bytes_each, 1.0f);
+  AlignedFloats dst = AllocateTouched(bytes_each, 0.0f);
+  if (!src || !dst) return 0.0;
+  // Small sets repeat the copy inside one timed sample so a sample lasts well above
+  // the clock's resolution (a 24 KiB L1 copy takes ~0.1 us).
+  constexpr uint64_t kMinBytesPerSample = uint64_t{8} << 20;
+  const uint64_t copies_per_sample = std::max<uint64_t>(1, kMinBytesPerSample / bytes_each);
+  auto sample = [&] {
+    const Clock::time_point start = Clock::now();
+    for (uint64_t c = 0; c < copies_per_sample; ++c) copy(src.get(), dst.get(), bytes_each);
+    return SecondsSince(start) / copies_per_sample;
+  };
+  sample();  // Warm-up: pulls the working set into the level being measured.
+  std::vector<double> pass_s;
+  const Clock::time_point start = Clock::now();
+  while (pass_s.size() < static_cast<size_t>(std::max(min_passes, 1)) ||
+         SecondsSince(start) < min_time_s) {
+    pass_s.push_back(sample());
+  }
+  g_sink = dst[bytes_each / sizeof(float) - 1];
+  std::nth_element(pass_s.begin(), pass_s.begin() + pass_s.size() / 2, pass_s.end());
+  const double median_s = pass_s[pass_s.size() / 2];
+  return 2.0 * bytes_each / median_s / 1e9;
+}
+
+mtune::v1::Calibration Calibrate(const CalibrationOptions& options,
+                                 std::vector<std::string>* notes) {
+  const Clock::time_point start = Clock::now();
+  std::vector<std::string> local_notes;
+  if (notes == nullptr) notes = &local_notes;
+  mtune::v1::Calibration calibration;
+
+  calibration.set_peak_gflops_f32(
+      MeasurePeakFmaGflops(options.fma_time_s, options.fma_repetitions));
+  notes->push_back(absl::StrCat("FMA peak measured with ", FmaIsa()));
+
+  const std::vector<CacheLevel> caches = DetectDataCaches(options.cache_sysfs_dir);
+  if (caches.empty()) notes->push_back("no cache sizes found: only DRAM is measured");
+  const uint64_t cap = std::max(options.max_working_set_bytes, 2 * kCopyBlock);
+  auto measure = [&](std::string level, uint64_t working_set, uint64_t capacity) {
+    if (working_set > cap) {
+      notes->push_back(absl::StrCat(level, " working set capped at ", FormatBytes(cap),
+                                    " (wanted ", FormatBytes(working_set), ")"));
+      working_set = cap;
+    }
+    working_set = std::max(working_set / (2 * kCopyBlock), uint64_t{1}) * 2 * kCopyBlock;
+    mtune::v1::BandwidthLevel* out = calibration.add_bandwidth();
+    out->set_level(std::move(level));
+    out->set_working_set_bytes(working_set);
+    out->set_capacity_bytes(capacity);
+    out->set_gbps(MeasureCopyGbps(working_set, options.copy_time_s, options.min_copy_passes));
+  };
+  // Half a level's capacity leaves room for the code, stack and the other levels'
+  // lines without spilling into the next level.
+  for (const CacheLevel& cache : caches) {
+    measure(absl::StrCat("L", cache.level), cache.size_bytes / 2, cache.size_bytes);
+  }
+  // Four times the last cache makes cache hits a small share of a DRAM pass.
+  const uint64_t last_cache = caches.empty() ? 0 : caches.back().size_bytes;
+  const uint64_t dram_working_set = std::max<uint64_t>(4 * last_cache, uint64_t{256} << 20);
+  measure("DRAM", dram_working_set, 0);
+  if (dram_working_set > cap && cap <= 2 * last_cache) {
+    notes->push_back(
+        "DRAM figure may be partly cache-resident: its capped working set is not far "
+        "above the last cache level's reported size");
+  }
+  calibration.set_duration_s(SecondsSince(start));
+  return calibration;
+}
+
+}  // namespace mtune::worker

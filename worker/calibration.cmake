@@ -1,0 +1,14 @@
+# mtune_calibration: MLIR-free measurement helpers of the worker (CPU pinning, machine
+# calibration, roofline). Included from worker/CMakeLists.txt.
+add_library(mtune_calibration STATIC
+  ${CMAKE_CURRENT_LIST_DIR}/affinity.cc
+  ${CMAKE_CURRENT_LIST_DIR}/calibration.cc
+  ${CMAKE_CURRENT_LIST_DIR}/roofline.cc)
+target_link_libraries(mtune_calibration PUBLIC
+  mtune_proto absl::status absl::statusor absl::strings absl::str_format Threads::Threads)
+
+if(MTUNE_BUILD_TESTS)
+  add_executable(calibration_test ${CMAKE_CURRENT_LIST_DIR}/calibration_test.cc)
+  target_link_libraries(calibration_test PRIVATE mtune_calibration GTest::gtest_main GTest::gmock)
+  gtest_discover_tests(calibration_test)
+endif()

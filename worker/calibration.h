@@ -1,0 +1,56 @@
+// Calibration: the ceilings of the core the worker measures on (FMA peak, copy
+// bandwidth per memory level), against which results are roofline-normalised.
+#ifndef MTUNE_WORKER_CALIBRATION_H_
+#define MTUNE_WORKER_CALIBRATION_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "proto/mtune.pb.h"
+
+namespace mtune::worker {
+
+// Knobs of one calibration run; the defaults take about 1.5-2 s.
+struct CalibrationOptions {
+  // Wall time spent on the FMA peak, split into `fma_repetitions` runs; the best counts.
+  double fma_time_s = 0.3;
+  int fma_repetitions = 5;
+  // Minimum timed copying per memory level (at least `min_copy_passes` passes).
+  double copy_time_s = 0.15;
+  int min_copy_passes = 3;
+  // Upper bound on any level's working set (source + destination), so a huge
+  // reported L3 (480 MiB on some VMs) cannot make the DRAM pass allocate gigabytes.
+  uint64_t max_working_set_bytes = uint64_t{1} << 30;
+  // Where the cache hierarchy of the measuring core is described.
+  std::string cache_sysfs_dir = "/sys/devices/system/cpu/cpu0/cache";
+};
+
+// One data (or unified) cache level of a core.
+struct CacheLevel {
+  int level = 0;
+  uint64_t size_bytes = 0;
+};
+
+// Data/unified caches below `sysfs_dir` (index*/{level,type,size}), innermost first;
+// falls back to sysconf when sysfs says nothing; empty when neither knows.
+std::vector<CacheLevel> DetectDataCaches(const std::string& sysfs_dir);
+
+// The instruction set the FMA peak is measured with: "avx512f", "avx2+fma" or "scalar".
+std::string FmaIsa();
+
+// Best-of-`repetitions` f32 FMA throughput of the calling thread, GFLOP/s.
+double MeasurePeakFmaGflops(double total_time_s, int repetitions);
+
+// Copy bandwidth of the calling thread at `working_set_bytes` (source + destination),
+// GB/s of bytes read + written, median over passes lasting at least `min_time_s`.
+double MeasureCopyGbps(uint64_t working_set_bytes, double min_time_s, int min_passes);
+
+// Measures the calling thread's ceilings (pin it first). `notes`, when given, receives
+// caveats a reader of the figures should know (ISA used, capped working sets).
+mtune::v1::Calibration Calibrate(const CalibrationOptions& options,
+                                 std::vector<std::string>* notes = nullptr);
+
+}  // namespace mtune::worker
+
+#endif  // MTUNE_WORKER_CALIBRATION_H_

@@ -1,0 +1,193 @@
+// Tests of calibration, roofline and affinity: the MLIR-free measurement helpers.
+#include "worker/calibration.h"
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+#include <tuple>
+#include <algorithm>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "worker/affinity.h"
+#include "worker/roofline.h"
+
+namespace mtune::worker {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr uint64_t kKiB = 1024;
+constexpr uint64_t kMiB = 1024 * kKiB;
+
+// Peak 100 GFLOP/s; L1 400 GB/s (48 KiB), L2 200 (2 MiB), L3 100 (32 MiB), DRAM 20.
+mtune::v1::Calibration HandMade() {
+  mtune::v1::Calibration calibration;
+  calibration.set_peak_gflops_f32(100.0);
+  auto add = [&](const char* level, uint64_t capacity, double gbps) {
+    mtune::v1::BandwidthLevel* out = calibration.add_bandwidth();
+    out->set_level(level);
+    out->set_capacity_bytes(capacity);
+    out->set_working_set_bytes(capacity / 2);
+    out->set_gbps(gbps);
+  };
+  add("L1", 48 * kKiB, 400.0);
+  add("L2", 2 * kMiB, 200.0);
+  add("L3", 32 * kMiB, 100.0);
+  add("DRAM", 0, 20.0);
+  return calibration;
+}
+
+TEST(Roofline, ComputeBoundWhenIntensityIsHigh) {
+  // 512^3 matmul: 2.7e8 flop over 3 MiB of compulsory traffic, footprint 3 MiB -> L3.
+  const double flops = 2.0 * 512 * 512 * 512;
+  const double bytes = 3.0 * 512 * 512 * 4;
+  const RooflinePoint point = ComputeRoofline(HandMade(), flops, bytes, 3 * 512 * 512 * 4);
+  EXPECT_EQ(point.level, "L3");
+  EXPECT_DOUBLE_EQ(point.level_gbps, 100.0);
+  EXPECT_DOUBLE_EQ(point.bound_gflops, 100.0);
+}
+
+TEST(Roofline, BandwidthBoundWhenIntensityIsLow) {
+  // Intensity 0.25 flop/byte in L1: 0.25 * 400 = 100 -> exactly the peak; 0.125 -> 50.
+  const RooflinePoint point = ComputeRoofline(HandMade(), 1000.0, 8000.0, 16 * kKiB);
+  EXPECT_EQ(point.level, "L1");
+  EXPECT_DOUBLE_EQ(point.bound_gflops, 50.0);
+  EXPECT_DOUBLE_EQ(FractionOfRoofline(25.0, point), 0.5);
+}
+
+TEST(Roofline, PicksTheInnermostLevelThatHoldsTheFootprint) {
+  EXPECT_EQ(ComputeRoofline(HandMade(), 1, 1, 48 * kKiB).level, "L1") << "capacity is inclusive";
+  EXPECT_EQ(ComputeRoofline(HandMade(), 1, 1, 48 * kKiB + 1).level, "L2");
+  EXPECT_EQ(ComputeRoofline(HandMade(), 1, 1, 32 * kMiB).level, "L3");
+  const RooflinePoint dram = ComputeRoofline(HandMade(), 1.0, 1.0, 32 * kMiB + 1);
+  EXPECT_EQ(dram.level, "DRAM");
+  EXPECT_DOUBLE_EQ(dram.level_gbps, 20.0);
+  EXPECT_DOUBLE_EQ(dram.bound_gflops, 20.0);
+}
+
+TEST(Roofline, LevelOrderInTheCalibrationDoesNotMatter) {
+  mtune::v1::Calibration reversed = HandMade();
+  std::reverse(reversed.mutable_bandwidth()->begin(), reversed.mutable_bandwidth()->end());
+  EXPECT_EQ(ComputeRoofline(reversed, 1, 1, 1 * kMiB).level, "L2");
+}
+
+TEST(Roofline, NoTrafficOrNoBandwidthMeansThePeak) {
+  EXPECT_DOUBLE_EQ(ComputeRoofline(HandMade(), 1e9, 0.0, 1 * kMiB).bound_gflops, 100.0);
+  mtune::v1::Calibration peak_only;
+  peak_only.set_peak_gflops_f32(80.0);
+  const RooflinePoint point = ComputeRoofline(peak_only, 1.0, 1e9, 1 * kMiB);
+  EXPECT_DOUBLE_EQ(point.bound_gflops, 80.0);
+  EXPECT_EQ(point.level, "");
+  EXPECT_DOUBLE_EQ(FractionOfRoofline(10.0, RooflinePoint{}), 0.0);
+}
+
+TEST(Roofline, WithoutDramEntryTheOutermostLevelBounds) {
+  mtune::v1::Calibration calibration = HandMade();
+  calibration.mutable_bandwidth()->RemoveLast();
+  EXPECT_EQ(ComputeRoofline(calibration, 1, 1, 1024 * kMiB).level, "L3");
+}
+
+// Writes a fake sysfs cache directory in the test's temp dir.
+std::filesystem::path FakeSysfs(
+    const std::vector<std::tuple<int, std::string, std::string>>& entries) {
+  const std::filesystem::path dir =
+      std::filesystem::path(::testing::TempDir()) /
+      ::testing::UnitTest::GetInstance()->current_test_info()->name();
+  std::filesystem::remove_all(dir);
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const std::filesystem::path index = dir / ("index" + std::to_string(i));
+    std::filesystem::create_directories(index);
+    std::ofstream(index / "level") << std::get<0>(entries[i]) << "\n";
+    std::ofstream(index / "type") << std::get<1>(entries[i]) << "\n";
+    std::ofstream(index / "size") << std::get<2>(entries[i]) << "\n";
+  }
+  return dir;
+}
+
+TEST(DetectDataCaches, ReadsDataAndUnifiedLevelsInOrder) {
+  const auto dir = FakeSysfs({{3, "Unified", "491520K"},
+                              {1, "Instruction", "64K"},
+                              {1, "Data", "48K"},
+                              {2, "Unified", "2M"}});
+  const std::vector<CacheLevel> levels = DetectDataCaches(dir.string());
+  ASSERT_EQ(levels.size(), 3u);
+  EXPECT_EQ(levels[0].level, 1);
+  EXPECT_EQ(levels[0].size_bytes, 48 * kKiB) << "the instruction cache is skipped";
+  EXPECT_EQ(levels[1].size_bytes, 2 * kMiB);
+  EXPECT_EQ(levels[2].level, 3);
+  EXPECT_EQ(levels[2].size_bytes, 480 * kMiB);
+}
+
+TEST(DetectDataCaches, MissingSysfsFallsBackWithoutFailing) {
+  // Whatever sysconf knows; at least the call must not throw and sizes must be sane.
+  for (const CacheLevel& level : DetectDataCaches("/nonexistent/cache")) {
+    EXPECT_GT(level.size_bytes, 0u);
+  }
+}
+
+bool FinitePositive(double x) { return std::isfinite(x) && x > 0; }
+
+TEST(Calibration, ShortRunGivesPositiveFiniteFigures) {
+  CalibrationOptions options;
+  options.fma_time_s = 0.05;
+  options.fma_repetitions = 2;
+  options.copy_time_s = 0.01;
+  options.max_working_set_bytes = 64 * kMiB;
+  options.cache_sysfs_dir =
+      FakeSysfs({{1, "Data", "48K"}, {2, "Unified", "2048K"}, {3, "Unified", "32M"}}).string();
+  std::vector<std::string> notes;
+  const mtune::v1::Calibration calibration = Calibrate(options, &notes);
+  EXPECT_TRUE(FinitePositive(calibration.peak_gflops_f32()));
+  EXPECT_GT(calibration.peak_gflops_f32(), 1.0);
+  EXPECT_LT(calibration.peak_gflops_f32(), 1e5) << "one core cannot do 100 TFLOP/s";
+  ASSERT_EQ(calibration.bandwidth_size(), 4);
+  const char* names[] = {"L1", "L2", "L3", "DRAM"};
+  const uint64_t capacities[] = {48 * kKiB, 2 * kMiB, 32 * kMiB, 0};
+  for (int i = 0; i < 4; ++i) {
+    const auto& level = calibration.bandwidth(i);
+    EXPECT_EQ(level.level(), names[i]);
+    EXPECT_EQ(level.capacity_bytes(), capacities[i]);
+    EXPECT_TRUE(FinitePositive(level.gbps())) << level.level() << ": " << level.gbps();
+    EXPECT_GT(level.working_set_bytes(), 0u);
+    EXPECT_LE(level.working_set_bytes(), 64 * kMiB);
+  }
+  EXPECT_EQ(calibration.bandwidth(0).working_set_bytes(), 24 * kKiB) << "half of L1";
+  // 4 x 32 MiB wanted for DRAM, 64 MiB allowed: the cap must be reported.
+  EXPECT_EQ(calibration.bandwidth(3).working_set_bytes(), 64 * kMiB);
+  bool cap_noted = false;
+  for (const std::string& note : notes) cap_noted |= note.find("DRAM working set capped") == 0;
+  EXPECT_TRUE(cap_noted);
+  EXPECT_TRUE(FinitePositive(calibration.duration_s()));
+  EXPECT_LT(calibration.duration_s(), 10.0);
+}
+
+TEST(Calibration, CopyBandwidthIsPositiveForTinyAndOddSizes) {
+  EXPECT_TRUE(FinitePositive(MeasureCopyGbps(1, 0.001, 1)));
+  EXPECT_TRUE(FinitePositive(MeasureCopyGbps(100'001, 0.001, 2)));
+}
+
+TEST(Affinity, PinToCpuZeroThenRunThere) {
+  // On a fresh thread so the test runner's own affinity is left alone.
+  std::thread([] {
+    const absl::Status status = PinCurrentThreadToCpu(0);
+    ASSERT_TRUE(status.ok()) << status;
+    EXPECT_EQ(CurrentCpu(), 0);
+    absl::StatusOr<std::vector<int>> allowed = AllowedCpus();
+    ASSERT_TRUE(allowed.ok()) << allowed.status();
+    EXPECT_EQ(*allowed, std::vector<int>{0});
+  }).join();
+}
+
+TEST(Affinity, OutOfRangeCpuFailsClearly) {
+  for (int cpu : {100000, -1}) {
+    const absl::Status status = PinCurrentThreadToCpu(cpu);
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(status.message(), HasSubstr("cannot pin to cpu " + std::to_string(cpu)));
+    EXPECT_THAT(status.message(), HasSubstr("allowed"));
+  }
+}
+
+}  // namespace
+}  // namespace mtune::worker

@@ -1,0 +1,45 @@
+#include "worker/roofline.h"
+
+#include <algorithm>
+
+namespace mtune::worker {
+
+RooflinePoint ComputeRoofline(const mtune::v1::Calibration& calibration, double flops,
+                              double compulsory_bytes, uint64_t footprint_bytes) {
+  RooflinePoint point;
+  point.bound_gflops = calibration.peak_gflops_f32();
+  const mtune::v1::BandwidthLevel* chosen = nullptr;
+  // Levels are innermost first, but pick the smallest fitting capacity explicitly so
+  // an out-of-order calibration still selects the right level.
+  for (const mtune::v1::BandwidthLevel& level : calibration.bandwidth()) {
+    if (level.capacity_bytes() == 0 || level.capacity_bytes() < footprint_bytes) continue;
+    if (chosen == nullptr || level.capacity_bytes() < chosen->capacity_bytes()) chosen = &level;
+  }
+  if (chosen == nullptr) {
+    for (const mtune::v1::BandwidthLevel& level : calibration.bandwidth()) {
+      if (level.capacity_bytes() == 0) chosen = &level;
+    }
+  }
+  if (chosen == nullptr && calibration.bandwidth_size() > 0) {
+    // No DRAM entry and nothing large enough: the outermost measured level is the best
+    // estimate left.
+    chosen = &*std::max_element(calibration.bandwidth().begin(), calibration.bandwidth().end(),
+                                [](const auto& a, const auto& b) {
+                                  return a.capacity_bytes() < b.capacity_bytes();
+                                });
+  }
+  if (chosen == nullptr) return point;
+  point.level = chosen->level();
+  point.level_gbps = chosen->gbps();
+  if (compulsory_bytes > 0) {
+    point.bound_gflops =
+        std::min(point.bound_gflops, flops / compulsory_bytes * chosen->gbps());
+  }
+  return point;
+}
+
+double FractionOfRoofline(double achieved_gflops, const RooflinePoint& roofline) {
+  return roofline.bound_gflops > 0 ? achieved_gflops / roofline.bound_gflops : 0.0;
+}
+
+}  // namespace mtune::worker
