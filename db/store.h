@@ -1,0 +1,139 @@
+// The coordinator's SQLite store: jobs, targets, candidates and every measured
+// result, with the "best strategy per (problem, target)" queries built on them.
+//
+// Thread-safety: one Store owns one SQLite connection and serializes every call
+// on an internal mutex, so gRPC handler threads may share a Store freely. Other
+// processes (an offline `mtune` query) may open the same file: WAL mode lets
+// them read while the coordinator writes.
+//
+// Errors never throw: every call returns absl::Status / absl::StatusOr.
+//   InvalidArgument    malformed input (empty key, bad candidate hash, ...)
+//   NotFound           the job / target / best result asked for does not exist
+//   FailedPrecondition input refers to rows that must exist first (unknown
+//                      target), or the file is not a usable mtune store
+//   Unavailable        another process held the write lock past busy_timeout
+#ifndef MTUNE_DB_STORE_H_
+#define MTUNE_DB_STORE_H_
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "db/sqlite.h"
+#include "proto/mtune.pb.h"
+
+namespace mtune::db {
+
+// Op family of a problem key: the text before the first ':' ("matmul" for
+// "matmul:m=512,n=512,k=512:f32"), or the whole key if it has no ':'.
+std::string_view ProblemFamily(std::string_view problem_key);
+
+// Persistent record of tuning jobs and their measurements.
+class Store {
+ public:
+  // Opens or creates the store at `path`, applying pending schema migrations.
+  // FailedPrecondition when the file is not a SQLite database, belongs to
+  // another application, or has a schema newer than this build (names both).
+  static absl::StatusOr<std::unique_ptr<Store>> Open(const std::string& path);
+  ~Store();
+  Store(const Store&) = delete;
+  Store& operator=(const Store&) = delete;
+
+  // The file this store was opened from.
+  const std::string& path() const { return path_; }
+
+  // --- jobs -----------------------------------------------------------------
+
+  // Records a new RUNNING job and its problems (with planned trials each) in one
+  // transaction; returns its id. `problems_with_trials_total` is the job's
+  // problem list: it must be non-empty, without duplicates, and equal to
+  // spec.problems when that is non-empty (InvalidArgument otherwise).
+  absl::StatusOr<int64_t> CreateJob(
+      const mtune::v1::JobSpec& spec,
+      const std::vector<std::pair<std::string, uint32_t>>& problems_with_trials_total);
+
+  // Ends a RUNNING job with `state` (SUCCEEDED, CANCELLED or FAILED) and stamps
+  // its finish time. NotFound for an unknown job; FailedPrecondition if it has
+  // already ended (so a cancel racing a natural finish has one winner).
+  absl::Status FinishJob(int64_t job_id, mtune::v1::JobState state, const std::string& message);
+
+  // The job with its spec, progress counters and best OK result per problem
+  // (in spec order; problems without an OK result are absent). NotFound if missing.
+  absl::StatusOr<mtune::v1::Job> GetJob(int64_t job_id);
+
+  // Job ids in creation order, optionally only those in `only_state` (e.g. the
+  // RUNNING jobs a restarted coordinator must resume).
+  absl::StatusOr<std::vector<int64_t>> ListJobIds(
+      std::optional<mtune::v1::JobState> only_state = std::nullopt);
+
+  // --- targets --------------------------------------------------------------
+
+  // Inserts or updates a target and the calibration of the worker registering it
+  // (the latest registration wins). Results can only reference known targets.
+  absl::Status UpsertTarget(const mtune::v1::Target& target,
+                            const mtune::v1::Calibration& calibration);
+
+  // The stored target and its calibration. NotFound if missing.
+  absl::StatusOr<std::pair<mtune::v1::Target, mtune::v1::Calibration>> GetTarget(
+      const std::string& target_id);
+
+  // --- results --------------------------------------------------------------
+
+  // Stores one trial in one transaction: the candidate (with its instantiated
+  // `script`) if new, then the result. Idempotent: returns false, changing
+  // nothing, when (job_id, problem, candidate hash) already has a result, so a
+  // re-sent report is harmless; the key has no target because a job measures
+  // each candidate once. The commit time replaces trial.created_unix_s.
+  // NotFound for an unknown job; FailedPrecondition when the problem is not
+  // part of the job, the target is not registered, or the hash is already
+  // stored for a different candidate.
+  absl::StatusOr<bool> InsertResult(const mtune::v1::TrialResult& trial, const std::string& script);
+
+  // Whether (job_id, problem, candidate_hash) already has a result.
+  absl::StatusOr<bool> HasResult(int64_t job_id, const std::string& problem,
+                                 const std::string& candidate_hash);
+
+  // Hashes of candidates measured for (job_id, problem), in insertion order, so
+  // a resumed search skips them.
+  absl::StatusOr<std::vector<std::string>> ResultCandidateHashes(int64_t job_id,
+                                                                 const std::string& problem);
+
+  // Stored trials, best first: OK results by GFLOP/s descending, then failures
+  // in insertion order. job_id 0 = any job, problem "" = any problem, limit 0 = all.
+  absl::StatusOr<std::vector<mtune::v1::TrialResult>> ListResults(int64_t job_id,
+                                                                  const std::string& problem,
+                                                                  uint32_t limit);
+
+  // --- best strategies ------------------------------------------------------
+
+  // The OK result with the highest GFLOP/s for `problem` on `target_id` ("" =
+  // any target), across all jobs, with its script. Ties go to the lower median
+  // time, then the earlier result. NotFound when there is no OK result.
+  absl::StatusOr<mtune::v1::BestStrategy> GetBest(const std::string& problem,
+                                                  const std::string& target_id);
+
+  // GetBest for every (problem, target) with an OK result, ordered by problem
+  // then target id: what the best-strategy export contains.
+  absl::StatusOr<std::vector<mtune::v1::BestStrategy>> AllBest();
+
+ private:
+  Store(std::unique_ptr<Connection> connection, std::string path)
+      : connection_(std::move(connection)), path_(std::move(path)) {}
+
+  // Guards connection_ and its statement cache: a sqlite3 connection and its
+  // statements must not be used by two threads at once.
+  std::mutex mu_;
+  std::unique_ptr<Connection> connection_;
+  const std::string path_;
+};
+
+}  // namespace mtune::db
+
+#endif  // MTUNE_DB_STORE_H_
