@@ -1,0 +1,29 @@
+// How the CLI shows jobs, results and best strategies: tables, JSON, progress.
+#pragma once
+
+#include <string>
+
+#include "nlohmann/json.hpp"
+#include "proto/mtune.pb.h"
+
+namespace mtune::client {
+
+// JSON of a best strategy: problem, target, template, knobs (object), script and figures.
+nlohmann::json BestToJson(const mtune::v1::BestStrategy& best);
+
+// A few human-readable lines about a best strategy.
+std::string FormatBest(const mtune::v1::BestStrategy& best);
+
+// One line: state, trials, failures and best so far.
+std::string FormatJobLine(const mtune::v1::Job& job);
+
+// A progress bar of `width` cells for done/total.
+std::string ProgressBar(uint32_t done, uint32_t total, int width = 30);
+
+// A table of trials, best first.
+std::string FormatResults(const mtune::v1::ListResultsResponse& results);
+
+// A table of workers.
+std::string FormatWorkers(const mtune::v1::ListWorkersResponse& workers);
+
+}  // namespace mtune::client

@@ -1,0 +1,331 @@
+// mtune: the command-line client. Talks to a coordinator over gRPC; `measure`
+// and `families` work locally.
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+
+#include "CLI/CLI.hpp"
+#include "absl/strings/str_format.h"
+#include "client/connection.h"
+#include "client/format.h"
+#include "client/measure_command.h"
+#include "nlohmann/json.hpp"
+#include "strategies/problem.h"
+#include "worker/sandbox.h"
+
+namespace {
+
+using mtune::client::ConnectToCoordinator;
+using mtune::client::FromGrpc;
+
+constexpr int kFailed = 1;
+
+int Fail(const absl::Status& status) {
+  fprintf(stderr, "mtune: %s\n", std::string(status.message()).c_str());
+  return kFailed;
+}
+
+// Streams the job's progress until it ends; returns its final state.
+absl::StatusOr<mtune::v1::Job> Watch(mtune::v1::Tuner::Stub& stub, int64_t job_id) {
+  const bool tty = isatty(STDERR_FILENO);
+  grpc::ClientContext context;
+  mtune::v1::WatchJobRequest request;
+  request.set_job_id(job_id);
+  auto reader = stub.WatchJob(&context, request);
+  mtune::v1::Job job;
+  bool any = false;
+  uint32_t last_done = UINT32_MAX;
+  while (reader->Read(&job)) {
+    any = true;
+    if (job.trials_done() == last_done && job.state() == mtune::v1::JOB_STATE_RUNNING) continue;
+    last_done = job.trials_done();
+    std::string line = mtune::client::ProgressBar(job.trials_done(), job.trials_total()) + " " +
+                       mtune::client::FormatJobLine(job);
+    if (tty)
+      fprintf(stderr, "\r\033[K%s", line.c_str());
+    else
+      fprintf(stderr, "%s\n", line.c_str());
+  }
+  if (tty && any) fprintf(stderr, "\n");
+  grpc::Status status = reader->Finish();
+  if (!status.ok()) return FromGrpc(status);
+  if (!any) return absl::InternalError("the coordinator sent no progress");
+  return job;
+}
+
+int PrintBestOfJob(const mtune::v1::Job& job) {
+  for (const auto& best : job.best()) printf("%s", mtune::client::FormatBest(best).c_str());
+  if (job.state() == mtune::v1::JOB_STATE_SUCCEEDED) return 0;
+  fprintf(stderr, "mtune: job %lld ended %s%s%s\n", static_cast<long long>(job.id()),
+          mtune::v1::JobState_Name(job.state()).c_str(), job.message().empty() ? "" : ": ",
+          job.message().c_str());
+  return kFailed;
+}
+
+bool WriteFile(const std::string& path, const std::string& bytes, bool force, std::string* error) {
+  if (!force && access(path.c_str(), F_OK) == 0) {
+    *error = path + " exists (use --force to replace it)";
+    return false;
+  }
+  std::string tmp = path + ".tmp";
+  std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  out.close();
+  if (!out || std::rename(tmp.c_str(), path.c_str()) != 0) {
+    *error = "cannot write " + path;
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"mtune: tune MLIR transform-dialect strategies for tensor kernels"};
+  app.require_subcommand(1);
+  std::string coordinator = "127.0.0.1:7070";
+  auto add_coordinator = [&](CLI::App* cmd) {
+    cmd->add_option("--coordinator", coordinator, "coordinator address host:port")
+        ->capture_default_str();
+  };
+
+  // submit
+  auto* submit = app.add_subcommand("submit", "submit a tuning job");
+  add_coordinator(submit);
+  std::vector<std::string> problems;
+  mtune::v1::JobSpec spec;
+  std::string template_name, search = "random";
+  uint32_t trials = 32;
+  uint64_t seed = 1;
+  bool wait = false;
+  submit->add_option("--problem", problems, "problem key(s), e.g. matmul:m=512,n=512,k=512:f32")
+      ->required();
+  submit->add_option("--template", template_name, "strategy template (default: the family's)");
+  submit->add_option("--search", search, "search algorithm: exhaustive or random")
+      ->capture_default_str();
+  submit->add_option("--trials", trials, "trials per problem")->capture_default_str();
+  submit->add_option("--seed", seed, "seed of the search (replays a run)")->capture_default_str();
+  submit->add_flag("--wait", wait, "show progress until the job ends, then the best strategy");
+
+  // status / watch / cancel
+  int64_t job_id = 0;
+  auto* status_cmd = app.add_subcommand("status", "show a job's progress and best so far");
+  add_coordinator(status_cmd);
+  status_cmd->add_option("job", job_id, "job id")->required();
+  auto* watch = app.add_subcommand("watch", "follow a job with a progress bar until it ends");
+  add_coordinator(watch);
+  watch->add_option("job", job_id, "job id")->required();
+  auto* cancel = app.add_subcommand("cancel", "stop a job (measured trials stay stored)");
+  add_coordinator(cancel);
+  cancel->add_option("job", job_id, "job id")->required();
+
+  // results / best / export / workers
+  auto* results = app.add_subcommand("results", "list stored trials, best first");
+  add_coordinator(results);
+  std::string problem;
+  uint32_t limit = 20;
+  results->add_option("--job", job_id, "only this job (0: any)");
+  results->add_option("--problem", problem, "only this problem");
+  results->add_option("--limit", limit, "at most this many (0: all)")->capture_default_str();
+  auto* best = app.add_subcommand("best", "the best strategy measured for a problem");
+  add_coordinator(best);
+  std::string target;
+  bool json = false;
+  best->add_option("--problem", problem, "problem key")->required();
+  best->add_option("--target", target, "target id (default: whichever is best)");
+  best->add_flag("--json", json, "print JSON (problem, target, knobs, script, figures)");
+  auto* export_cmd = app.add_subcommand("export", "write the best-strategy database and library");
+  add_coordinator(export_cmd);
+  std::string out, library;
+  bool force = false;
+  export_cmd->add_option("--out", out, "best-strategy SQLite file to write")->required();
+  export_cmd->add_option("--library", library,
+                         "transform library .mlir to write (default: --out with .mlir)");
+  export_cmd->add_flag("--force", force, "replace existing files");
+  auto* workers = app.add_subcommand("workers", "list workers, their targets and calibration");
+  add_coordinator(workers);
+
+  // local commands
+  auto* families = app.add_subcommand("families", "list op families and their key grammar");
+  families->add_flag("--json", json, "print JSON");
+  auto* measure = app.add_subcommand("measure", "compile, verify and time one candidate here");
+  mtune::client::MeasureRequest mreq;
+  std::vector<std::string> knob_args;
+  bool no_calibrate = false;
+  measure->add_option("--problem", mreq.problem, "problem key")->required();
+  measure->add_option("--template", mreq.template_name, "strategy template");
+  measure->add_option("--knob", knob_args, "NAME=VALUE (repeatable); others keep defaults");
+  measure->add_option("--cpu", mreq.cpu, "pin to this core (-1: no pinning)")->capture_default_str();
+  measure->add_option("--min-time", mreq.min_time_s, "minimum timed seconds")->capture_default_str();
+  measure->add_flag("--no-calibrate", no_calibrate, "skip calibration (no roofline fraction)");
+  measure->add_flag("--json", json, "print JSON");
+  bool print_script = false;
+  measure->add_flag("--script", print_script, "also print the instantiated strategy");
+  auto* sandbox = app.add_subcommand("__sandbox", "internal")->group("");
+  int sandbox_cpu = -1;
+  sandbox->add_option("--cpu", sandbox_cpu);
+
+  CLI11_PARSE(app, argc, argv);
+
+  if (*sandbox)
+    return mtune::worker::RunSandboxServer(mtune::worker::kSandboxRequestFd,
+                                           mtune::worker::kSandboxResponseFd, sandbox_cpu);
+
+  if (*families) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const auto& f : mtune::strategies::Families()) {
+      list.push_back({{"family", f.name}, {"grammar", f.grammar}, {"example", f.example},
+                      {"default_template", f.default_template}});
+      if (!json)
+        printf("%-10s %s\n           e.g. %s (template %s)\n", f.name.c_str(), f.grammar.c_str(),
+               f.example.c_str(), f.default_template.c_str());
+    }
+    if (json) printf("%s\n", list.dump(2).c_str());
+    return 0;
+  }
+
+  if (*measure) {
+    for (const std::string& arg : knob_args) {
+      auto eq = arg.find('=');
+      if (eq == std::string::npos || eq == 0) return Fail(absl::InvalidArgumentError(
+          "--knob takes NAME=VALUE, got '" + arg + "'"));
+      mreq.knobs[arg.substr(0, eq)] = arg.substr(eq + 1);
+    }
+    mreq.calibrate = !no_calibrate;
+    mreq.sandbox_argv = {"/proc/self/exe", "__sandbox", "--cpu", std::to_string(mreq.cpu)};
+    auto outcome = mtune::client::MeasureLocally(mreq);
+    if (!outcome.ok()) return Fail(outcome.status());
+    const auto& r = outcome->result;
+    if (json) {
+      mtune::v1::BestStrategy as_best;
+      as_best.set_problem(mreq.problem);
+      *as_best.mutable_candidate() = outcome->candidate;
+      as_best.set_script(outcome->script);
+      *as_best.mutable_result() = r;
+      auto j = mtune::client::BestToJson(as_best);
+      j["status"] = mtune::v1::ResultStatus_Name(r.status());
+      j["error"] = r.error();
+      j["compile_s"] = r.compile_s();
+      j["peak_gflops"] = outcome->calibration.peak_gflops_f32();
+      printf("%s\n", j.dump(2).c_str());
+    } else {
+      printf("candidate %s\n", outcome->candidate.canonical_json().c_str());
+      printf("status    %s %s\n", mtune::v1::ResultStatus_Name(r.status()).c_str(),
+             r.error().c_str());
+      if (r.status() == mtune::v1::RESULT_STATUS_OK)
+        printf("speed     %.1f GFLOP/s, %.1f GB/s, median %.3f ms, cv %.1f%%, %u reps\n"
+               "roofline  %.2f of %.1f GFLOP/s (%s); FMA peak %.1f GFLOP/s\n"
+               "compile   %.3f s, verify %.3f s, total %.3f s\n",
+               r.gflops(), r.gbps(), r.timing().median_s() * 1e3, r.timing().cv() * 100,
+               r.timing().repetitions(), r.fraction_of_roofline(), r.roofline_gflops(),
+               r.roofline_level().c_str(), outcome->calibration.peak_gflops_f32(), r.compile_s(),
+               r.verify_s(), r.total_s());
+      if (print_script) printf("%s\n", outcome->script.c_str());
+    }
+    return r.status() == mtune::v1::RESULT_STATUS_OK ? 0 : kFailed;
+  }
+
+  auto stub = ConnectToCoordinator(coordinator);
+  if (!stub.ok()) return Fail(stub.status());
+
+  if (*submit) {
+    for (const auto& p : problems) spec.add_problems(p);
+    spec.set_template_name(template_name);
+    spec.set_search(search);
+    spec.set_trials(trials);
+    spec.set_seed(seed);
+    grpc::ClientContext context;
+    mtune::v1::SubmitJobRequest request;
+    *request.mutable_spec() = spec;
+    mtune::v1::SubmitJobResponse response;
+    if (auto s = FromGrpc((*stub)->SubmitJob(&context, request, &response)); !s.ok())
+      return Fail(s);
+    printf("job %lld submitted: %u trials planned\n", static_cast<long long>(response.job().id()),
+           response.job().trials_total());
+    fflush(stdout);
+    if (!wait) return 0;
+    auto job = Watch(**stub, response.job().id());
+    if (!job.ok()) return Fail(job.status());
+    return PrintBestOfJob(*job);
+  }
+  if (*watch) {
+    auto job = Watch(**stub, job_id);
+    if (!job.ok()) return Fail(job.status());
+    return PrintBestOfJob(*job);
+  }
+  if (*status_cmd || *cancel) {
+    grpc::ClientContext context;
+    mtune::v1::Job job;
+    grpc::Status s;
+    if (*cancel) {
+      mtune::v1::CancelJobRequest request;
+      request.set_job_id(job_id);
+      s = (*stub)->CancelJob(&context, request, &job);
+    } else {
+      mtune::v1::GetJobRequest request;
+      request.set_job_id(job_id);
+      s = (*stub)->GetJob(&context, request, &job);
+    }
+    if (!s.ok()) return Fail(FromGrpc(s));
+    printf("%s %s\n", mtune::client::ProgressBar(job.trials_done(), job.trials_total()).c_str(),
+           mtune::client::FormatJobLine(job).c_str());
+    return 0;
+  }
+  if (*results) {
+    grpc::ClientContext context;
+    mtune::v1::ListResultsRequest request;
+    request.set_job_id(job_id);
+    request.set_problem(problem);
+    request.set_limit(limit);
+    mtune::v1::ListResultsResponse response;
+    if (auto s = FromGrpc((*stub)->ListResults(&context, request, &response)); !s.ok())
+      return Fail(s);
+    printf("%s", mtune::client::FormatResults(response).c_str());
+    return 0;
+  }
+  if (*best) {
+    grpc::ClientContext context;
+    mtune::v1::GetBestRequest request;
+    request.set_problem(problem);
+    request.set_target_id(target);
+    mtune::v1::BestStrategy response;
+    if (auto s = FromGrpc((*stub)->GetBest(&context, request, &response)); !s.ok()) return Fail(s);
+    if (json)
+      printf("%s\n", mtune::client::BestToJson(response).dump(2).c_str());
+    else
+      printf("%s", mtune::client::FormatBest(response).c_str());
+    return 0;
+  }
+  if (*export_cmd) {
+    if (library.empty()) {
+      auto dot = out.rfind('.');
+      library = (dot == std::string::npos || out.find('/', dot) != std::string::npos
+                     ? out
+                     : out.substr(0, dot)) + ".mlir";
+    }
+    grpc::ClientContext context;
+    mtune::v1::ExportResponse response;
+    if (auto s = FromGrpc((*stub)->Export(&context, mtune::v1::ExportRequest(), &response));
+        !s.ok())
+      return Fail(s);
+    std::string error;
+    if (!WriteFile(out, response.sqlite_db(), force, &error) ||
+        !WriteFile(library, response.transform_library(), force, &error))
+      return Fail(absl::FailedPreconditionError(error));
+    printf("exported %u best strategies to %s and %s\n", response.entries(), out.c_str(),
+           library.c_str());
+    return 0;
+  }
+  if (*workers) {
+    grpc::ClientContext context;
+    mtune::v1::ListWorkersResponse response;
+    if (auto s = FromGrpc((*stub)->ListWorkers(&context, mtune::v1::ListWorkersRequest(), &response));
+        !s.ok())
+      return Fail(s);
+    printf("%s", mtune::client::FormatWorkers(response).c_str());
+    return 0;
+  }
+  return 0;
+}

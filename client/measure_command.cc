@@ -1,0 +1,58 @@
+#include "client/measure_command.h"
+
+#include "absl/strings/str_cat.h"
+#include "strategies/candidate.h"
+#include "strategies/knob_space.h"
+#include "strategies/template_library.h"
+#include "worker/sandbox.h"
+
+namespace mtune::client {
+
+absl::StatusOr<MeasureOutcome> MeasureLocally(const MeasureRequest& request) {
+  auto problem = strategies::ParseProblemKey(request.problem);
+  if (!problem.ok()) return problem.status();
+  auto tpl = request.template_name.empty() ? strategies::DefaultTemplateFor(problem->family)
+                                           : strategies::FindTemplate(request.template_name);
+  if (!tpl.ok()) return tpl.status();
+  auto space = strategies::ExtractKnobSpace(tpl->text, *problem);
+  if (!space.ok()) return space.status();
+  strategies::KnobValues values;
+  for (const auto& k : space->knobs)
+    values[k.name] = k.default_value.empty() ? k.options.front() : k.default_value;
+  for (const auto& [name, value] : request.knobs) {
+    if (!values.contains(name))
+      return absl::InvalidArgumentError(
+          absl::StrCat("template ", tpl->name, " has no knob '", name, "'"));
+    values[name] = value;
+  }
+  if (absl::Status s = space->Check(values); !s.ok()) return s;
+  auto script = strategies::Instantiate(tpl->text, *problem, values);
+  if (!script.ok()) return script.status();
+
+  MeasureOutcome outcome;
+  outcome.candidate = strategies::MakeCandidate(tpl->name, values);
+  outcome.script = *script;
+  worker::Sandbox sandbox(request.sandbox_argv);
+  if (request.calibrate) {
+    mtune::v1::SandboxRequest calibrate;
+    calibrate.set_calibrate(true);
+    auto calibrated = sandbox.Call(calibrate, 120);
+    if (!calibrated.ok()) return calibrated.status();
+    if (!calibrated->has_calibration())
+      return absl::InternalError("calibration failed: " + calibrated->result().error());
+    outcome.calibration = calibrated->calibration();
+  }
+  mtune::v1::SandboxRequest measure;
+  measure.mutable_measure()->set_problem(problem->Key());
+  *measure.mutable_measure()->mutable_candidate() = outcome.candidate;
+  measure.mutable_measure()->set_script(*script);
+  measure.mutable_measure()->set_time_limit_s(request.time_limit_s);
+  measure.mutable_measure()->set_min_measure_s(request.min_time_s);
+  *measure.mutable_calibration() = outcome.calibration;
+  auto response = sandbox.Call(measure, request.time_limit_s);
+  if (!response.ok()) return response.status();
+  outcome.result = response->result();
+  return outcome;
+}
+
+}  // namespace mtune::client

@@ -1,0 +1,37 @@
+// `mtune measure`: compile, verify and time one candidate on this machine, no server.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "proto/mtune.pb.h"
+
+namespace mtune::client {
+
+struct MeasureRequest {
+  std::string problem;
+  // Empty: the family's default template.
+  std::string template_name;
+  // Knobs not given keep the template's default (else their first option).
+  std::map<std::string, std::string> knobs;
+  int cpu = -1;
+  double min_time_s = 0.2;
+  double time_limit_s = 120;
+  bool calibrate = true;
+  // Command line that starts a sandbox server (this program's hidden mode).
+  std::vector<std::string> sandbox_argv;
+};
+
+struct MeasureOutcome {
+  mtune::v1::Candidate candidate;
+  std::string script;
+  mtune::v1::Calibration calibration;
+  mtune::v1::Result result;
+};
+
+// Runs the candidate in a sandbox process; a failed candidate is an OK outcome
+// with a failed result. Errors for bad input (unknown knob, value outside options).
+absl::StatusOr<MeasureOutcome> MeasureLocally(const MeasureRequest& request);
+
+}  // namespace mtune::client

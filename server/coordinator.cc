@@ -1,0 +1,509 @@
+#include "server/coordinator.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
+#include "strategies/candidate.h"
+#include "strategies/template_library.h"
+
+namespace mtune::server {
+namespace {
+
+// Beyond its time limit a task gets this much longer before the coordinator
+// takes it back: the worker's sandbox enforces the limit itself.
+constexpr double kLeaseGraceS = 15;
+
+search::Space ToSearchSpace(const strategies::KnobSpace& knobs) {
+  search::Space space;
+  for (const auto& k : knobs.knobs) space.knobs.push_back({k.name, k.options});
+  return space;
+}
+
+double UnixNow() { return absl::ToDoubleSeconds(absl::Now() - absl::UnixEpoch()); }
+
+}  // namespace
+
+Coordinator::Coordinator(db::Store* store, CoordinatorOptions options)
+    : store_(store), options_(options) {
+  reaper_ = std::thread([this] { ReaperLoop(); });
+}
+
+Coordinator::~Coordinator() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  changed_.notify_all();
+  reaper_.join();
+}
+
+double Coordinator::Now() const {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+absl::StatusOr<std::unique_ptr<Coordinator::JobRun>> Coordinator::PlanJob(
+    int64_t job_id, const mtune::v1::JobSpec& spec, bool resuming) const {
+  if (spec.problems().empty())
+    return absl::InvalidArgumentError("a job needs at least one problem");
+  if (spec.trials() == 0) return absl::InvalidArgumentError("the trial budget must be > 0");
+  const auto names = search::SearchAlgorithmNames();
+  if (std::find(names.begin(), names.end(), spec.search()) == names.end())
+    return absl::InvalidArgumentError(absl::StrCat("unknown search algorithm '", spec.search(),
+                                                   "' (known: ", absl::StrJoin(names, ", "), ")"));
+  auto job = std::make_unique<JobRun>();
+  job->id = job_id;
+  job->spec = spec;
+  std::set<std::string> seen;
+  for (const std::string& key : spec.problems()) {
+    auto problem = strategies::ParseProblemKey(key);
+    if (!problem.ok()) return problem.status();
+    if (!seen.insert(problem->Key()).second)
+      return absl::InvalidArgumentError(absl::StrCat("problem ", problem->Key(), " is listed twice"));
+    auto tpl = spec.template_name().empty() ? strategies::DefaultTemplateFor(problem->family)
+                                            : strategies::FindTemplate(spec.template_name());
+    if (!tpl.ok()) return absl::InvalidArgumentError(tpl.status().message());
+    if (tpl->family != problem->family)
+      return absl::InvalidArgumentError(absl::StrCat("template ", tpl->name, " tunes ", tpl->family,
+                                                     ", not ", problem->family));
+    auto knobs = strategies::ExtractKnobSpace(tpl->text, *problem);
+    if (!knobs.ok()) return knobs.status();
+
+    auto run = std::make_unique<ProblemRun>();
+    run->problem = *problem;
+    run->template_text = tpl->text;
+    run->knobs = *knobs;
+    run->space = ToSearchSpace(*knobs);
+    run->budget = spec.trials();
+
+    std::set<std::string> measured;
+    if (resuming) {
+      auto hashes = store_->ResultCandidateHashes(job_id, problem->Key());
+      if (!hashes.ok()) return hashes.status();
+      measured.insert(hashes->begin(), hashes->end());
+      run->budget = spec.trials() > measured.size() ? spec.trials() - measured.size() : 0;
+    }
+    search::SearchOptions search_options;
+    search_options.seed = spec.seed();
+    const strategies::KnobSpace* knob_space = &run->knobs;
+    const search::Space* space = &run->space;
+    const std::string template_name = tpl->name;
+    // Constraint-violating and already-measured candidates never cost a compile.
+    search_options.is_valid = [knob_space, space, template_name,
+                               measured](const search::Point& point) {
+      auto values = search::ValuesFromPoint(*space, point);
+      if (!values.ok() || !knob_space->SatisfiesConstraints(*values)) return false;
+      return measured.empty() ||
+             !measured.contains(strategies::MakeCandidate(template_name, *values).hash());
+    };
+    if (auto defaults = knobs->Defaults()) {
+      if (auto point = search::PointFromValues(run->space, *defaults); point.ok())
+        search_options.seeds_first.push_back(*point);
+    }
+    auto algorithm = search::MakeSearch(spec.search(), run->space, search_options);
+    if (!algorithm.ok()) return algorithm.status();
+    run->search = std::move(*algorithm);
+    job->problems.push_back(std::move(run));
+  }
+  return job;
+}
+
+absl::Status Coordinator::ResumeRunningJobs() {
+  auto ids = store_->ListJobIds(mtune::v1::JOB_STATE_RUNNING);
+  if (!ids.ok()) return ids.status();
+  std::lock_guard lock(mu_);
+  for (int64_t id : *ids) {
+    auto stored = store_->GetJob(id);
+    if (!stored.ok()) return stored.status();
+    auto job = PlanJob(id, stored->spec(), /*resuming=*/true);
+    if (!job.ok()) {
+      (void)store_->FinishJob(id, mtune::v1::JOB_STATE_FAILED,
+                              "cannot resume: " + std::string(job.status().message()));
+      continue;
+    }
+    JobRun& run = *jobs_.emplace(id, std::move(*job)).first->second;
+    RefillLocked(run);
+    MaybeFinishLocked(run);
+  }
+  changed_.notify_all();
+  return absl::OkStatus();
+}
+
+absl::StatusOr<mtune::v1::Job> Coordinator::SubmitJob(const mtune::v1::JobSpec& spec) {
+  // Validate everything before storing anything.
+  auto planned = PlanJob(0, spec, /*resuming=*/false);
+  if (!planned.ok()) return planned.status();
+  std::vector<std::pair<std::string, uint32_t>> problems;
+  mtune::v1::JobSpec canonical = spec;
+  canonical.clear_problems();
+  for (const auto& run : (*planned)->problems) {
+    uint64_t size = run->knobs.Size();
+    problems.emplace_back(run->problem.Key(),
+                          static_cast<uint32_t>(std::min<uint64_t>(run->budget, size)));
+    canonical.add_problems(run->problem.Key());
+  }
+  auto id = store_->CreateJob(canonical, problems);
+  if (!id.ok()) return id.status();
+  {
+    std::lock_guard lock(mu_);
+    (*planned)->id = *id;
+    (*planned)->spec = canonical;
+    JobRun& run = *jobs_.emplace(*id, std::move(*planned)).first->second;
+    RefillLocked(run);
+    MaybeFinishLocked(run);
+  }
+  changed_.notify_all();
+  return store_->GetJob(*id);
+}
+
+absl::StatusOr<mtune::v1::Job> Coordinator::GetJob(int64_t job_id) {
+  return store_->GetJob(job_id);
+}
+
+absl::StatusOr<mtune::v1::Job> Coordinator::CancelJob(int64_t job_id) {
+  {
+    std::lock_guard lock(mu_);
+    auto it = jobs_.find(job_id);
+    if (it == jobs_.end() || it->second->ended) {
+      auto job = store_->GetJob(job_id);
+      if (!job.ok()) return job.status();
+      return absl::FailedPreconditionError(absl::StrCat(
+          "job ", job_id, " already ended (", mtune::v1::JobState_Name(job->state()), ")"));
+    }
+    JobRun& job = *it->second;
+    // Queued tasks are dropped; leased ones finish and their results are kept.
+    std::erase_if(queue_, [&](const QueuedTask& q) { return q.task.job_id() == job_id; });
+    for (auto& p : job.problems) p->exhausted = true;
+    uint32_t done = 0;
+    for (auto& p : job.problems) done += p->finished;
+    if (absl::Status s = store_->FinishJob(job_id, mtune::v1::JOB_STATE_CANCELLED,
+                                           absl::StrCat("cancelled by user after ", done, " trials"));
+        !s.ok())
+      return s;
+    job.ended = true;
+    ++job.version;
+  }
+  changed_.notify_all();
+  return store_->GetJob(job_id);
+}
+
+uint64_t Coordinator::WaitForJobChange(int64_t job_id, uint64_t seen_version, double timeout_s) {
+  std::unique_lock lock(mu_);
+  auto it = jobs_.find(job_id);
+  if (it == jobs_.end()) return seen_version + 1;  // not live here: nothing to wait for
+  JobRun* job = it->second.get();
+  changed_.wait_for(lock, std::chrono::duration<double>(timeout_s),
+                    [&] { return stopping_ || job->version != seen_version; });
+  return job->version;
+}
+
+void Coordinator::RefillLocked(JobRun& job) {
+  if (job.ended) return;
+  size_t live_workers = 0;
+  for (const auto& [id, w] : workers_)
+    if (!w.gone) ++live_workers;
+  // Enough work queued to keep every worker busy, little enough that proposals
+  // can still learn from results.
+  const uint32_t window = static_cast<uint32_t>(std::max<size_t>(2, 2 * live_workers));
+  for (auto& run : job.problems) {
+    while (!run->exhausted && run->proposed < run->budget &&
+           run->proposed - run->finished < window) {
+      std::vector<search::Point> points = run->search->Propose(1);
+      if (points.empty()) {
+        run->exhausted = true;
+        break;
+      }
+      auto values = search::ValuesFromPoint(run->space, points[0]);
+      const std::string template_name =
+          job.spec.template_name().empty()
+              ? strategies::DefaultTemplateFor(run->problem.family)->name
+              : job.spec.template_name();
+      mtune::v1::Task task;
+      task.set_task_id(next_task_id_++);
+      task.set_job_id(job.id);
+      task.set_problem(run->problem.Key());
+      *task.mutable_candidate() = strategies::MakeCandidate(template_name, *values);
+      task.set_time_limit_s(options_.task_time_limit_s);
+      task.set_min_measure_s(options_.min_measure_s);
+      ++run->proposed;
+      auto script = strategies::Instantiate(run->template_text, run->problem, *values);
+      if (!script.ok()) {
+        // Stored as a failed trial without bothering a worker.
+        mtune::v1::TrialResult trial;
+        trial.set_job_id(job.id);
+        trial.set_problem(task.problem());
+        *trial.mutable_candidate() = task.candidate();
+        trial.mutable_result()->set_status(mtune::v1::RESULT_STATUS_INVALID_CANDIDATE);
+        trial.mutable_result()->set_error(std::string(script.status().message()));
+        trial.set_worker_name("coordinator");
+        (void)store_->InsertResult(trial, "");
+        run->search->Observe(std::vector<search::Observation>{{points[0], false, 0}});
+        ++run->finished;
+        continue;
+      }
+      task.set_script(*script);
+      queue_.push_back({std::move(task), points[0]});
+    }
+  }
+}
+
+void Coordinator::MaybeFinishLocked(JobRun& job) {
+  if (job.ended) return;
+  uint32_t done = 0;
+  for (const auto& run : job.problems) {
+    bool finished = run->finished >= run->budget || (run->exhausted && run->finished == run->proposed);
+    if (!finished) return;
+    done += run->finished;
+  }
+  auto stored = store_->GetJob(job.id);
+  const bool any_ok = stored.ok() && !stored->best().empty();
+  const auto state = any_ok ? mtune::v1::JOB_STATE_SUCCEEDED : mtune::v1::JOB_STATE_FAILED;
+  std::string message = any_ok ? "" : "no candidate compiled, verified and ran";
+  for (const auto& run : job.problems)
+    if (run->exhausted && run->proposed < run->budget)
+      message = absl::StrCat(message.empty() ? "" : message + "; ", run->problem.Key(),
+                             ": knob space exhausted after ", run->proposed, " candidates");
+  (void)store_->FinishJob(job.id, state, message);
+  job.ended = true;
+  ++job.version;
+}
+
+std::vector<mtune::v1::WorkerInfo> Coordinator::ListWorkers() {
+  std::lock_guard lock(mu_);
+  std::vector<mtune::v1::WorkerInfo> out;
+  const double now = Now();
+  for (const auto& [id, w] : workers_) {
+    mtune::v1::WorkerInfo info;
+    info.set_name(w.info.name());
+    *info.mutable_target() = w.info.target();
+    *info.mutable_calibration() = w.info.calibration();
+    info.set_cpu(w.info.cpu());
+    info.set_state(w.gone ? "gone" : (w.current_task != 0 ? "busy" : "idle"));
+    info.set_current_task_id(w.current_task);
+    info.set_last_seen_s_ago(now - w.last_seen);
+    info.set_tasks_done(w.tasks_done);
+    out.push_back(std::move(info));
+  }
+  return out;
+}
+
+absl::StatusOr<mtune::v1::RegisterResponse> Coordinator::Register(
+    const mtune::v1::RegisterRequest& request) {
+  if (request.name().empty()) return absl::InvalidArgumentError("a worker needs a name");
+  if (request.target().id().empty()) return absl::InvalidArgumentError("a worker needs a target");
+  if (!(request.calibration().peak_gflops_f32() > 0))
+    return absl::InvalidArgumentError("a worker needs a calibration with a positive FMA peak");
+  std::lock_guard lock(mu_);
+  const double now = Now();
+  for (auto it = workers_.begin(); it != workers_.end(); ++it) {
+    WorkerState& w = it->second;
+    if (w.info.name() != request.name()) continue;
+    const bool alive = !w.gone && (w.streaming || now - w.last_seen < options_.heartbeat_timeout_s);
+    if (alive)
+      return absl::AlreadyExistsError(absl::StrCat(
+          "a live worker named '", request.name(), "' is already registered (cpu ", w.info.cpu(),
+          "); stop it or give this one another --name"));
+    if (w.current_task != 0) RequeueLocked(w.current_task, "its worker registered again");
+    workers_.erase(it);
+    break;
+  }
+  if (absl::Status s = store_->UpsertTarget(request.target(), request.calibration()); !s.ok())
+    return s;
+  WorkerState w;
+  w.id = absl::StrCat(request.name(), "#", next_worker_serial_++);
+  w.info = request;
+  w.last_seen = now;
+  mtune::v1::RegisterResponse response;
+  response.set_worker_id(w.id);
+  response.set_heartbeat_interval_s(options_.heartbeat_interval_s);
+  workers_.emplace(w.id, std::move(w));
+  // More workers: a wider window of queued tasks.
+  for (auto& [id, job] : jobs_) RefillLocked(*job);
+  changed_.notify_all();
+  return response;
+}
+
+absl::StatusOr<std::optional<mtune::v1::Task>> Coordinator::NextTask(const std::string& worker_id,
+                                                                     double timeout_s) {
+  std::unique_lock lock(mu_);
+  auto it = workers_.find(worker_id);
+  if (it == workers_.end())
+    return absl::NotFoundError(absl::StrCat("unknown worker '", worker_id, "': register again"));
+  it->second.streaming = true;
+  it->second.gone = false;
+  it->second.last_seen = Now();
+  const bool ready = changed_.wait_for(lock, std::chrono::duration<double>(timeout_s), [&] {
+    auto w = workers_.find(worker_id);
+    return stopping_ || w == workers_.end() ||
+           (!queue_.empty() && w->second.current_task == 0 && !w->second.gone);
+  });
+  it = workers_.find(worker_id);
+  if (it == workers_.end())
+    return absl::NotFoundError(absl::StrCat("worker '", worker_id, "' was replaced"));
+  if (!ready || stopping_ || queue_.empty() || it->second.current_task != 0) return std::nullopt;
+  QueuedTask queued = std::move(queue_.front());
+  queue_.pop_front();
+  Lease lease;
+  lease.worker_id = worker_id;
+  lease.deadline = Now() + queued.task.time_limit_s() + kLeaseGraceS;
+  queued.task.set_lease_deadline_unix_s(UnixNow() + queued.task.time_limit_s() + kLeaseGraceS);
+  mtune::v1::Task task = queued.task;
+  lease.queued = std::move(queued);
+  it->second.current_task = task.task_id();
+  leases_[task.task_id()] = std::move(lease);
+  return task;
+}
+
+void Coordinator::RequeueLocked(int64_t task_id, const std::string& why) {
+  auto it = leases_.find(task_id);
+  if (it == leases_.end()) return;
+  auto w = workers_.find(it->second.worker_id);
+  if (w != workers_.end() && w->second.current_task == task_id) w->second.current_task = 0;
+  fprintf(stderr, "mtune-coordinator: task %lld re-queued: %s\n", static_cast<long long>(task_id),
+          why.c_str());
+  // To the front: it has waited longest.
+  queue_.push_front(std::move(it->second.queued));
+  leases_.erase(it);
+}
+
+void Coordinator::WorkerDisconnected(const std::string& worker_id) {
+  {
+    std::lock_guard lock(mu_);
+    auto it = workers_.find(worker_id);
+    if (it == workers_.end()) return;
+    it->second.streaming = false;
+    it->second.gone = true;
+    if (it->second.current_task != 0)
+      RequeueLocked(it->second.current_task, "its worker " + worker_id + " disconnected");
+  }
+  changed_.notify_all();
+}
+
+mtune::v1::HeartbeatResponse Coordinator::Heartbeat(const mtune::v1::HeartbeatRequest& request) {
+  mtune::v1::HeartbeatResponse response;
+  std::lock_guard lock(mu_);
+  auto it = workers_.find(request.worker_id());
+  if (it == workers_.end()) return response;  // known = false: register again
+  response.set_known(true);
+  it->second.last_seen = Now();
+  it->second.gone = false;
+  if (request.task_id() != 0) {
+    auto lease = leases_.find(request.task_id());
+    if (lease != leases_.end()) {
+      auto job = jobs_.find(lease->second.queued.task.job_id());
+      if (job != jobs_.end() && job->second->ended) response.set_cancel_task(true);
+    }
+  }
+  return response;
+}
+
+Coordinator::ProblemRun* Coordinator::FindProblemLocked(JobRun& job, const std::string& key) {
+  for (auto& run : job.problems)
+    if (run->problem.Key() == key) return run.get();
+  return nullptr;
+}
+
+absl::StatusOr<mtune::v1::ReportResultResponse> Coordinator::ReportResult(
+    const mtune::v1::ReportResultRequest& request) {
+  QueuedTask done;
+  std::string worker_name, target_id;
+  {
+    std::lock_guard lock(mu_);
+    auto w = workers_.find(request.worker_id());
+    if (w == workers_.end())
+      return absl::NotFoundError(
+          absl::StrCat("unknown worker '", request.worker_id(), "': register again"));
+    w->second.last_seen = Now();
+    worker_name = w->second.info.name();
+    target_id = w->second.info.target().id();
+    auto lease = leases_.find(request.task_id());
+    if (lease != leases_.end()) {
+      done = std::move(lease->second.queued);
+      auto holder = workers_.find(lease->second.worker_id);
+      if (holder != workers_.end() && holder->second.current_task == request.task_id())
+        holder->second.current_task = 0;
+      leases_.erase(lease);
+    } else {
+      // Re-queued after its lease expired, but the first worker finished after all.
+      auto queued = std::find_if(queue_.begin(), queue_.end(), [&](const QueuedTask& q) {
+        return q.task.task_id() == request.task_id();
+      });
+      if (queued == queue_.end()) {
+        mtune::v1::ReportResultResponse response;
+        response.set_stored(true);  // already stored from another report
+        if (w->second.current_task == request.task_id()) w->second.current_task = 0;
+        changed_.notify_all();
+        return response;
+      }
+      done = std::move(*queued);
+      queue_.erase(queued);
+    }
+    if (w->second.current_task == request.task_id()) w->second.current_task = 0;
+  }
+
+  // Commit before acknowledging: once the worker hears "stored", the result is durable.
+  mtune::v1::TrialResult trial;
+  trial.set_job_id(done.task.job_id());
+  trial.set_problem(done.task.problem());
+  trial.set_target_id(target_id);
+  *trial.mutable_candidate() = done.task.candidate();
+  *trial.mutable_result() = request.result();
+  trial.set_worker_name(worker_name);
+  auto inserted = store_->InsertResult(trial, done.task.script());
+  if (!inserted.ok()) {
+    std::lock_guard lock(mu_);
+    queue_.push_front(std::move(done));  // not stored: measure it again
+    changed_.notify_all();
+    return inserted.status();
+  }
+  {
+    std::lock_guard lock(mu_);
+    auto w = workers_.find(request.worker_id());
+    if (w != workers_.end()) ++w->second.tasks_done;
+    auto job = jobs_.find(done.task.job_id());
+    if (job != jobs_.end()) {
+      JobRun& run = *job->second;
+      if (ProblemRun* problem = FindProblemLocked(run, done.task.problem()); problem && *inserted) {
+        const bool ok = request.result().status() == mtune::v1::RESULT_STATUS_OK;
+        problem->search->Observe(
+            std::vector<search::Observation>{{done.point, ok, request.result().gflops()}});
+        ++problem->finished;
+      }
+      ++run.version;
+      RefillLocked(run);
+      MaybeFinishLocked(run);
+    }
+  }
+  changed_.notify_all();
+  mtune::v1::ReportResultResponse response;
+  response.set_stored(true);
+  return response;
+}
+
+void Coordinator::ReaperLoop() {
+  std::unique_lock lock(mu_);
+  while (!stopping_) {
+    changed_.wait_for(lock, std::chrono::milliseconds(250));
+    if (stopping_) break;
+    const double now = Now();
+    std::vector<std::pair<int64_t, std::string>> expired;
+    for (const auto& [task_id, lease] : leases_) {
+      auto w = workers_.find(lease.worker_id);
+      if (now > lease.deadline)
+        expired.emplace_back(task_id, "its lease deadline passed");
+      else if (w == workers_.end() || now - w->second.last_seen > options_.heartbeat_timeout_s)
+        expired.emplace_back(task_id, "its worker " + lease.worker_id + " stopped heartbeating");
+    }
+    for (const auto& [task_id, why] : expired) {
+      auto w = workers_.find(leases_[task_id].worker_id);
+      if (w != workers_.end() && now - w->second.last_seen > options_.heartbeat_timeout_s)
+        w->second.gone = true;
+      RequeueLocked(task_id, why);
+    }
+    if (!expired.empty()) changed_.notify_all();
+  }
+}
+
+}  // namespace mtune::server

@@ -1,0 +1,137 @@
+// The coordinator: validates jobs, turns search proposals into tasks, leases them
+// to workers with deadlines, commits every result before acknowledging it, and
+// ends jobs. Transport-free: server/*_service.cc adapt it to gRPC.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "db/store.h"
+#include "proto/mtune.pb.h"
+#include "search/search.h"
+#include "strategies/knob_space.h"
+#include "strategies/problem.h"
+
+namespace mtune::server {
+
+struct CoordinatorOptions {
+  // A task not reported within this many seconds after it is leased is re-queued
+  // (the worker is treated as stuck); also the sandbox's time limit on the worker.
+  double task_time_limit_s = 120;
+  // Minimum timed duration per candidate, seconds.
+  double min_measure_s = 0.1;
+  // A worker silent for this long loses its task and is considered gone.
+  double heartbeat_timeout_s = 6;
+  // How often workers are asked to heartbeat.
+  double heartbeat_interval_s = 1;
+};
+
+// Coordinator state and logic. Thread-safe.
+class Coordinator {
+ public:
+  Coordinator(db::Store* store, CoordinatorOptions options);
+  ~Coordinator();
+
+  // Resumes jobs left RUNNING in the store (after a restart): measured
+  // candidates are skipped, the rest of each budget is proposed again.
+  absl::Status ResumeRunningJobs();
+
+  // --- client side ---
+  absl::StatusOr<mtune::v1::Job> SubmitJob(const mtune::v1::JobSpec& spec);
+  absl::StatusOr<mtune::v1::Job> GetJob(int64_t job_id);
+  absl::StatusOr<mtune::v1::Job> CancelJob(int64_t job_id);
+  // Blocks until the job's progress changes from `seen_version`, it ends, or
+  // `timeout_s` passes; returns the new version.
+  uint64_t WaitForJobChange(int64_t job_id, uint64_t seen_version, double timeout_s);
+  std::vector<mtune::v1::WorkerInfo> ListWorkers();
+
+  // --- worker side ---
+  absl::StatusOr<mtune::v1::RegisterResponse> Register(const mtune::v1::RegisterRequest& request);
+  // Blocks until a task is available for the (idle) worker, the worker is
+  // unknown, `is_cancelled` returns true or `timeout_s` passes (nullopt).
+  absl::StatusOr<std::optional<mtune::v1::Task>> NextTask(const std::string& worker_id,
+                                                          double timeout_s);
+  // The worker's lease stream closed: its unfinished task goes back to the queue.
+  void WorkerDisconnected(const std::string& worker_id);
+  mtune::v1::HeartbeatResponse Heartbeat(const mtune::v1::HeartbeatRequest& request);
+  // Commits the result, then updates the job; OK only once it is stored.
+  absl::StatusOr<mtune::v1::ReportResultResponse> ReportResult(
+      const mtune::v1::ReportResultRequest& request);
+
+  db::Store* store() { return store_; }
+
+ private:
+  struct QueuedTask {
+    mtune::v1::Task task;
+    search::Point point;
+  };
+  struct ProblemRun {
+    strategies::Problem problem;
+    std::string template_text;
+    strategies::KnobSpace knobs;
+    search::Space space;
+    std::unique_ptr<search::SearchAlgorithm> search;
+    uint32_t budget = 0;       // trials to run in this coordinator's lifetime
+    uint32_t proposed = 0;     // tasks made (queued, leased or done)
+    uint32_t finished = 0;     // results stored
+    bool exhausted = false;    // the search has nothing more to propose
+  };
+  struct JobRun {
+    int64_t id = 0;
+    mtune::v1::JobSpec spec;
+    std::vector<std::unique_ptr<ProblemRun>> problems;
+    uint64_t version = 0;  // bumped on every change watchers care about
+    bool ended = false;
+  };
+  struct WorkerState {
+    std::string id;
+    mtune::v1::RegisterRequest info;
+    double last_seen = 0;  // monotonic seconds
+    bool streaming = false;
+    bool gone = false;
+    int64_t current_task = 0;
+    uint32_t tasks_done = 0;
+  };
+  struct Lease {
+    QueuedTask queued;
+    std::string worker_id;
+    double deadline = 0;  // monotonic seconds
+  };
+
+  // Builds the runtime state of a job (validated spec); skips `measured` hashes.
+  absl::StatusOr<std::unique_ptr<JobRun>> PlanJob(int64_t job_id, const mtune::v1::JobSpec& spec,
+                                                  bool resuming) const;
+  // Tops up the queue from each problem's search (caller holds mu_).
+  void RefillLocked(JobRun& job);
+  // Ends the job if every problem is done (caller holds mu_).
+  void MaybeFinishLocked(JobRun& job);
+  void RequeueLocked(int64_t task_id, const std::string& why);
+  void ReaperLoop();
+  double Now() const;
+  ProblemRun* FindProblemLocked(JobRun& job, const std::string& key);
+
+  db::Store* store_;
+  const CoordinatorOptions options_;
+  mutable std::mutex mu_;
+  std::condition_variable changed_;
+  std::map<int64_t, std::unique_ptr<JobRun>> jobs_;
+  std::deque<QueuedTask> queue_;
+  std::map<int64_t, Lease> leases_;
+  std::map<std::string, WorkerState> workers_;  // by worker id
+  int64_t next_task_id_ = 1;
+  uint64_t next_worker_serial_ = 1;
+  bool stopping_ = false;
+  std::thread reaper_;
+};
+
+}  // namespace mtune::server

@@ -1,0 +1,92 @@
+// mtune-coordinator: serves the Tuner (clients) and Coordinator (workers) services.
+#include <pthread.h>
+#include <signal.h>
+
+#include <atomic>
+#include <cstdio>
+#include <fstream>
+#include <thread>
+
+#include "CLI/CLI.hpp"
+#include "db/store.h"
+#include "grpcpp/grpcpp.h"
+#include "server/coordinator.h"
+#include "server/services.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"mtune-coordinator: hands MLIR strategy candidates to workers and stores results"};
+  std::string listen = "127.0.0.1:7070";
+  std::string db_path = "mtune.sqlite";
+  std::string port_file;
+  mtune::server::CoordinatorOptions options;
+  app.add_option("--listen", listen, "host:port to serve on (port 0 picks a free one)")
+      ->capture_default_str();
+  app.add_option("--db", db_path, "SQLite file holding jobs and results (created if missing)")
+      ->capture_default_str();
+  app.add_option("--port-file", port_file, "write the bound port to this file once serving");
+  app.add_option("--task-timeout", options.task_time_limit_s,
+                 "seconds a candidate may take (compile + verify + measure)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_option("--min-measure", options.min_measure_s, "minimum timed seconds per candidate")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_option("--heartbeat-timeout", options.heartbeat_timeout_s,
+                 "seconds of worker silence before its task is re-queued")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  CLI11_PARSE(app, argc, argv);
+
+  // Handle SIGINT/SIGTERM on one thread: block them before any other thread starts.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+  auto store = mtune::db::Store::Open(db_path);
+  if (!store.ok()) {
+    fprintf(stderr, "mtune-coordinator: cannot open %s: %s\n", db_path.c_str(),
+            store.status().ToString().c_str());
+    return 1;
+  }
+  mtune::server::Coordinator coordinator(store->get(), options);
+  if (absl::Status s = coordinator.ResumeRunningJobs(); !s.ok()) {
+    fprintf(stderr, "mtune-coordinator: cannot resume jobs: %s\n", s.ToString().c_str());
+    return 1;
+  }
+  std::atomic<bool> shutting_down{false};
+  mtune::server::TunerService tuner(&coordinator, {MTUNE_VERSION, MTUNE_MLIR_VERSION},
+                                    &shutting_down);
+  mtune::server::CoordinatorService workers(&coordinator, &shutting_down);
+
+  int port = 0;
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort(listen, grpc::InsecureServerCredentials(), &port);
+  builder.RegisterService(&tuner);
+  builder.RegisterService(&workers);
+  builder.SetMaxReceiveMessageSize(64 << 20);
+  builder.SetMaxSendMessageSize(256 << 20);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  if (!server || port == 0) {
+    fprintf(stderr, "mtune-coordinator: cannot listen on %s\n", listen.c_str());
+    return 1;
+  }
+  fprintf(stderr, "mtune-coordinator: serving on port %d (db %s)\n", port, db_path.c_str());
+  if (!port_file.empty()) {
+    std::string tmp = port_file + ".tmp";
+    std::ofstream(tmp) << port << "\n";
+    std::rename(tmp.c_str(), port_file.c_str());  // readers never see a partial file
+  }
+
+  std::thread stopper([&] {
+    int sig = 0;
+    sigwait(&stop_signals, &sig);
+    fprintf(stderr, "mtune-coordinator: signal %d, shutting down\n", sig);
+    shutting_down = true;
+    server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+  });
+  server->Wait();
+  stopper.join();
+  return 0;
+}

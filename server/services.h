@@ -1,0 +1,69 @@
+// gRPC adapters of the Coordinator: the client-facing Tuner service and the
+// worker-facing Coordinator service of mtune.v1.
+#pragma once
+
+#include <atomic>
+#include <string>
+
+#include "proto/mtune.grpc.pb.h"
+#include "server/coordinator.h"
+
+namespace mtune::server {
+
+// Versions stamped on exported strategies.
+struct BuildInfo {
+  std::string mtune_version;
+  std::string mlir_version;
+};
+
+class TunerService final : public mtune::v1::Tuner::Service {
+ public:
+  TunerService(Coordinator* coordinator, BuildInfo build, const std::atomic<bool>* shutting_down)
+      : coordinator_(coordinator), build_(std::move(build)), shutting_down_(shutting_down) {}
+
+  grpc::Status SubmitJob(grpc::ServerContext*, const mtune::v1::SubmitJobRequest*,
+                         mtune::v1::SubmitJobResponse*) override;
+  grpc::Status GetJob(grpc::ServerContext*, const mtune::v1::GetJobRequest*,
+                      mtune::v1::Job*) override;
+  grpc::Status WatchJob(grpc::ServerContext*, const mtune::v1::WatchJobRequest*,
+                        grpc::ServerWriter<mtune::v1::Job>*) override;
+  grpc::Status CancelJob(grpc::ServerContext*, const mtune::v1::CancelJobRequest*,
+                         mtune::v1::Job*) override;
+  grpc::Status ListResults(grpc::ServerContext*, const mtune::v1::ListResultsRequest*,
+                           mtune::v1::ListResultsResponse*) override;
+  grpc::Status GetBest(grpc::ServerContext*, const mtune::v1::GetBestRequest*,
+                       mtune::v1::BestStrategy*) override;
+  grpc::Status Export(grpc::ServerContext*, const mtune::v1::ExportRequest*,
+                      mtune::v1::ExportResponse*) override;
+  grpc::Status ListWorkers(grpc::ServerContext*, const mtune::v1::ListWorkersRequest*,
+                           mtune::v1::ListWorkersResponse*) override;
+
+ private:
+  Coordinator* coordinator_;
+  BuildInfo build_;
+  const std::atomic<bool>* shutting_down_;
+};
+
+class CoordinatorService final : public mtune::v1::Coordinator::Service {
+ public:
+  CoordinatorService(Coordinator* coordinator, const std::atomic<bool>* shutting_down)
+      : coordinator_(coordinator), shutting_down_(shutting_down) {}
+
+  grpc::Status Register(grpc::ServerContext*, const mtune::v1::RegisterRequest*,
+                        mtune::v1::RegisterResponse*) override;
+  grpc::Status Lease(grpc::ServerContext*, const mtune::v1::LeaseRequest*,
+                     grpc::ServerWriter<mtune::v1::Task>*) override;
+  grpc::Status Heartbeat(grpc::ServerContext*, const mtune::v1::HeartbeatRequest*,
+                         mtune::v1::HeartbeatResponse*) override;
+  grpc::Status ReportResult(grpc::ServerContext*, const mtune::v1::ReportResultRequest*,
+                            mtune::v1::ReportResultResponse*) override;
+
+ private:
+  Coordinator* coordinator_;
+  const std::atomic<bool>* shutting_down_;
+};
+
+// absl::Status -> grpc::Status, keeping the code and message.
+grpc::Status ToGrpc(const absl::Status& status);
+
+}  // namespace mtune::server

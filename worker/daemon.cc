@@ -1,0 +1,166 @@
+#include "worker/daemon.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <mutex>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "grpcpp/grpcpp.h"
+#include "proto/mtune.grpc.pb.h"
+#include "worker/jit_kernel.h"
+#include "worker/sandbox.h"
+
+namespace mtune::worker {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+void Log(const std::string& name, const std::string& message) {
+  fprintf(stderr, "mtune-worker %s: %s\n", name.c_str(), message.c_str());
+}
+
+std::unique_ptr<grpc::ClientContext> ContextWithDeadline(double seconds) {
+  auto context = std::make_unique<grpc::ClientContext>();
+  context->set_deadline(std::chrono::system_clock::now() +
+                        std::chrono::milliseconds(static_cast<int>(seconds * 1000)));
+  return context;
+}
+
+}  // namespace
+
+mtune::v1::Target HostTarget() {
+  mtune::v1::Target target;
+  target.set_kind("cpu");
+  target.set_triple(JitKernel::HostTriple());
+  target.set_cpu(JitKernel::HostCpuName());
+  target.set_features(JitKernel::HostFeatures());
+  target.set_id(absl::StrCat("cpu:", target.triple(), ":", target.cpu()));
+  return target;
+}
+
+WorkerDaemon::WorkerDaemon(DaemonOptions options) : options_(std::move(options)) {
+  if (options_.name.empty()) {
+    char host[256] = "localhost";
+    gethostname(host, sizeof host - 1);
+    options_.name = absl::StrCat(host, "/cpu", options_.cpu);
+  }
+}
+
+absl::Status WorkerDaemon::Run() {
+  const std::string& name = options_.name;
+  Sandbox sandbox(options_.sandbox_argv);
+
+  // Calibrate once, on the pinned core, before offering to measure anything.
+  mtune::v1::SandboxRequest calibrate;
+  calibrate.set_calibrate(true);
+  auto calibrated = sandbox.Call(calibrate, 120);
+  if (!calibrated.ok()) return calibrated.status();
+  if (!calibrated->has_calibration())
+    return absl::InternalError("calibration failed: " + calibrated->result().error());
+  const mtune::v1::Calibration calibration = calibrated->calibration();
+  Log(name, absl::StrCat("calibrated: f32 FMA peak ", calibration.peak_gflops_f32(), " GFLOP/s"));
+
+  auto channel = grpc::CreateChannel(options_.coordinator, grpc::InsecureChannelCredentials());
+  auto stub = mtune::v1::Coordinator::NewStub(channel);
+  mtune::v1::RegisterRequest registration;
+  registration.set_name(name);
+  *registration.mutable_target() = HostTarget();
+  *registration.mutable_calibration() = calibration;
+  registration.set_cpu(options_.cpu);
+
+  double backoff_s = 0.2;
+  auto last_contact = Clock::now();
+  while (!stop_) {
+    mtune::v1::RegisterResponse registered;
+    grpc::Status status = stub->Register(ContextWithDeadline(5).get(), registration, &registered);
+    if (status.error_code() == grpc::StatusCode::ALREADY_EXISTS ||
+        status.error_code() == grpc::StatusCode::INVALID_ARGUMENT)
+      return absl::Status(static_cast<absl::StatusCode>(status.error_code()),
+                          status.error_message());
+    if (!status.ok()) {
+      double silent = std::chrono::duration<double>(Clock::now() - last_contact).count();
+      if (options_.give_up_after_s > 0 && silent > options_.give_up_after_s)
+        return absl::UnavailableError(absl::StrCat("coordinator ", options_.coordinator,
+                                                   " unreachable for ", silent,
+                                                   " s: ", status.error_message()));
+      Log(name, absl::StrCat("coordinator ", options_.coordinator, " unreachable (",
+                             status.error_message(), "); retrying in ", backoff_s, " s"));
+      std::this_thread::sleep_for(std::chrono::duration<double>(backoff_s));
+      backoff_s = std::min(backoff_s * 2, 5.0);
+      continue;
+    }
+    backoff_s = 0.2;
+    last_contact = Clock::now();
+    const std::string worker_id = registered.worker_id();
+    Log(name, "registered as " + worker_id);
+
+    // Heartbeats run beside the lease stream; they also relay cancellations.
+    std::atomic<int64_t> current_task{0};
+    std::atomic<bool> session_over{false};
+    grpc::ClientContext lease_context;
+    std::thread heartbeat([&] {
+      while (!session_over && !stop_) {
+        mtune::v1::HeartbeatRequest beat;
+        beat.set_worker_id(worker_id);
+        beat.set_task_id(current_task);
+        mtune::v1::HeartbeatResponse reply;
+        grpc::Status s = stub->Heartbeat(ContextWithDeadline(2).get(), beat, &reply);
+        if (s.ok() && !reply.known()) lease_context.TryCancel();  // register again
+        auto until = Clock::now() + std::chrono::duration<double>(registered.heartbeat_interval_s());
+        while (!session_over && !stop_ && Clock::now() < until)
+          std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      }
+    });
+
+    mtune::v1::LeaseRequest lease;
+    lease.set_worker_id(worker_id);
+    auto reader = stub->Lease(&lease_context, lease);
+    mtune::v1::Task task;
+    while (!stop_ && reader->Read(&task)) {
+      current_task = task.task_id();
+      mtune::v1::SandboxRequest request;
+      *request.mutable_measure() = task;
+      *request.mutable_calibration() = calibration;
+      mtune::v1::ReportResultRequest report;
+      report.set_worker_id(worker_id);
+      report.set_task_id(task.task_id());
+      auto response = sandbox.Call(request, task.time_limit_s());
+      if (!response.ok()) {
+        report.mutable_result()->set_status(mtune::v1::RESULT_STATUS_CRASH);
+        report.mutable_result()->set_error(std::string(response.status().message()));
+      } else {
+        *report.mutable_result() = response->result();
+      }
+      Log(name, absl::StrCat("task ", task.task_id(), " ", task.candidate().canonical_json(), ": ",
+                             mtune::v1::ResultStatus_Name(report.result().status()), " ",
+                             report.result().gflops(), " GFLOP/s"));
+      // Report until stored: the result must not be lost to a passing network error.
+      for (int attempt = 0; !stop_; ++attempt) {
+        mtune::v1::ReportResultResponse ack;
+        grpc::Status s = stub->ReportResult(ContextWithDeadline(30).get(), report, &ack);
+        if (s.ok() && ack.stored()) break;
+        if (s.error_code() == grpc::StatusCode::NOT_FOUND) {
+          Log(name, "coordinator no longer knows this task: " + s.error_message());
+          break;
+        }
+        if (attempt >= 20) {
+          Log(name, "giving up reporting task " + std::to_string(task.task_id()));
+          break;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(200 * (attempt + 1)));
+      }
+      current_task = 0;
+    }
+    lease_context.TryCancel();
+    grpc::Status end = reader->Finish();
+    session_over = true;
+    heartbeat.join();
+    if (!stop_) Log(name, "lease stream ended (" + end.error_message() + "); reconnecting");
+    last_contact = Clock::now();
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace mtune::worker

@@ -1,0 +1,43 @@
+// The worker daemon: calibrates its pinned core, registers with the coordinator,
+// leases tasks over a stream, measures each in the sandbox, reports results, and
+// reconnects with backoff when the coordinator goes away.
+#pragma once
+
+#include <atomic>
+#include <string>
+
+#include "absl/status/status.h"
+#include "proto/mtune.pb.h"
+
+namespace mtune::worker {
+
+struct DaemonOptions {
+  // host:port of the coordinator.
+  std::string coordinator;
+  // Core the sandbox (compile + measure) is pinned to; -1 = not pinned.
+  int cpu = 0;
+  // Unique worker name; default "<hostname>/cpu<N>".
+  std::string name;
+  // Command line that starts this program's sandbox mode.
+  std::vector<std::string> sandbox_argv;
+  // Give up after this long without reaching the coordinator, seconds (0 = never).
+  double give_up_after_s = 0;
+};
+
+// The target (triple, CPU, features) code is generated for on this machine.
+mtune::v1::Target HostTarget();
+
+class WorkerDaemon {
+ public:
+  explicit WorkerDaemon(DaemonOptions options);
+  // Runs until Stop() or an unrecoverable error (e.g. the name is taken).
+  absl::Status Run();
+  // Asks Run() to return soon (async-signal-safe: sets a flag).
+  void Stop() { stop_ = true; }
+
+ private:
+  DaemonOptions options_;
+  std::atomic<bool> stop_{false};
+};
+
+}  // namespace mtune::worker
