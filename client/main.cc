@@ -12,6 +12,7 @@
 #include "client/format.h"
 #include "client/measure_command.h"
 #include "nlohmann/json.hpp"
+#include "strategies/payload.h"
 #include "strategies/problem.h"
 #include "worker/sandbox.h"
 
@@ -163,6 +164,13 @@ int main(int argc, char** argv) {
   measure->add_flag("--json", json, "print JSON");
   bool print_script = false;
   measure->add_flag("--script", print_script, "also print the instantiated strategy");
+  auto* payload_cmd = app.add_subcommand("payload", "print the payload MLIR of a problem");
+  payload_cmd->add_option("--problem", mreq.problem, "problem key")->required();
+  auto* instantiate = app.add_subcommand(
+      "instantiate", "print a template with every knob selected (runs in mlir-opt as is)");
+  instantiate->add_option("--problem", mreq.problem, "problem key")->required();
+  instantiate->add_option("--template", mreq.template_name, "strategy template");
+  instantiate->add_option("--knob", knob_args, "NAME=VALUE (repeatable); others keep defaults");
   auto* sandbox = app.add_subcommand("__sandbox", "internal")->group("");
   int sandbox_cpu = -1;
   sandbox->add_option("--cpu", sandbox_cpu);
@@ -186,13 +194,28 @@ int main(int argc, char** argv) {
     return 0;
   }
 
+  for (const std::string& arg : knob_args) {
+    auto eq = arg.find('=');
+    if (eq == std::string::npos || eq == 0)
+      return Fail(absl::InvalidArgumentError("--knob takes NAME=VALUE, got '" + arg + "'"));
+    mreq.knobs[arg.substr(0, eq)] = arg.substr(eq + 1);
+  }
+  if (*payload_cmd) {
+    auto problem = mtune::strategies::ParseProblemKey(mreq.problem);
+    if (!problem.ok()) return Fail(problem.status());
+    auto text = mtune::strategies::MakePayload(*problem);
+    if (!text.ok()) return Fail(text.status());
+    printf("%s", text->c_str());
+    return 0;
+  }
+  if (*instantiate) {
+    auto resolved = mtune::client::ResolveCandidate(mreq);
+    if (!resolved.ok()) return Fail(resolved.status());
+    printf("// mtune candidate %s %s\n%s", resolved->candidate.template_name().c_str(),
+           resolved->candidate.canonical_json().c_str(), resolved->script.c_str());
+    return 0;
+  }
   if (*measure) {
-    for (const std::string& arg : knob_args) {
-      auto eq = arg.find('=');
-      if (eq == std::string::npos || eq == 0) return Fail(absl::InvalidArgumentError(
-          "--knob takes NAME=VALUE, got '" + arg + "'"));
-      mreq.knobs[arg.substr(0, eq)] = arg.substr(eq + 1);
-    }
     mreq.calibrate = !no_calibrate;
     mreq.sandbox_argv = {"/proc/self/exe", "__sandbox", "--cpu", std::to_string(mreq.cpu)};
     auto outcome = mtune::client::MeasureLocally(mreq);

@@ -8,7 +8,7 @@
 
 namespace mtune::client {
 
-absl::StatusOr<MeasureOutcome> MeasureLocally(const MeasureRequest& request) {
+absl::StatusOr<MeasureOutcome> ResolveCandidate(const MeasureRequest& request) {
   auto problem = strategies::ParseProblemKey(request.problem);
   if (!problem.ok()) return problem.status();
   auto tpl = request.template_name.empty() ? strategies::DefaultTemplateFor(problem->family)
@@ -32,6 +32,14 @@ absl::StatusOr<MeasureOutcome> MeasureLocally(const MeasureRequest& request) {
   MeasureOutcome outcome;
   outcome.candidate = strategies::MakeCandidate(tpl->name, values);
   outcome.script = *script;
+  return outcome;
+}
+
+absl::StatusOr<MeasureOutcome> MeasureLocally(const MeasureRequest& request) {
+  auto resolved = ResolveCandidate(request);
+  if (!resolved.ok()) return resolved.status();
+  MeasureOutcome outcome = *std::move(resolved);
+  auto problem = strategies::ParseProblemKey(request.problem);
   worker::Sandbox sandbox(request.sandbox_argv);
   if (request.calibrate) {
     mtune::v1::SandboxRequest calibrate;
@@ -45,7 +53,7 @@ absl::StatusOr<MeasureOutcome> MeasureLocally(const MeasureRequest& request) {
   mtune::v1::SandboxRequest measure;
   measure.mutable_measure()->set_problem(problem->Key());
   *measure.mutable_measure()->mutable_candidate() = outcome.candidate;
-  measure.mutable_measure()->set_script(*script);
+  measure.mutable_measure()->set_script(outcome.script);
   measure.mutable_measure()->set_time_limit_s(request.time_limit_s);
   measure.mutable_measure()->set_min_measure_s(request.min_time_s);
   *measure.mutable_calibration() = outcome.calibration;

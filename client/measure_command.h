@@ -30,6 +30,10 @@ struct MeasureOutcome {
   mtune::v1::Result result;
 };
 
+// The candidate `request` names (template defaults for knobs not given) and its
+// instantiated script; InvalidArgument for unknown knobs or values outside options.
+absl::StatusOr<MeasureOutcome> ResolveCandidate(const MeasureRequest& request);
+
 // Runs the candidate in a sandbox process; a failed candidate is an OK outcome
 // with a failed result. Errors for bad input (unknown knob, value outside options).
 absl::StatusOr<MeasureOutcome> MeasureLocally(const MeasureRequest& request);

@@ -1,0 +1,306 @@
+// Integration: a real coordinator and real workers on 127.0.0.1 (free ports), a
+// temporary SQLite file, real MLIR compilation, and processes killed for real.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <set>
+#include <thread>
+
+#include "db/export.h"
+#include "db/store.h"
+#include "grpcpp/grpcpp.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "proto/mtune.grpc.pb.h"
+#include "strategies/transform_library.h"
+#include "tests/subprocess.h"
+
+namespace mtune {
+namespace {
+
+using testing::MakeTempDir;
+using testing::ReadFile;
+using testing::Subprocess;
+
+constexpr char kProblem[] = "matmul:m=96,n=80,k=64:f32";
+
+void SleepS(double s) { std::this_thread::sleep_for(std::chrono::duration<double>(s)); }
+
+// Runs a shell command; returns its exit code and fills `output` with stdout+stderr.
+int RunCommand(const std::string& command, std::string* output) {
+  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
+  char buf[4096];
+  size_t n;
+  output->clear();
+  while ((n = fread(buf, 1, sizeof buf, pipe)) > 0) output->append(buf, n);
+  int status = pclose(pipe);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+class Cluster : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = MakeTempDir("mtune-it-");
+    db_path_ = dir_ + "/mtune.sqlite";
+    coordinator_ = std::make_unique<Subprocess>(
+        std::vector<std::string>{MTUNE_COORDINATOR_BIN, "--listen", "127.0.0.1:0", "--port-file",
+                                 dir_ + "/port", "--db", db_path_, "--heartbeat-timeout", "4",
+                                 "--min-measure", "0.02"},
+        dir_ + "/coordinator.log");
+    for (int i = 0; i < 200 && ReadFile(dir_ + "/port").empty(); ++i) SleepS(0.05);
+    const std::string port = ReadFile(dir_ + "/port");
+    ASSERT_FALSE(port.empty()) << coordinator_->Log();
+    address_ = "127.0.0.1:" + port.substr(0, port.find('\n'));
+    auto channel = grpc::CreateChannel(address_, grpc::InsecureChannelCredentials());
+    tuner_ = mtune::v1::Tuner::NewStub(channel);
+  }
+
+  void StartWorker(const std::string& name, int cpu) {
+    workers_.push_back(std::make_unique<Subprocess>(
+        std::vector<std::string>{MTUNE_WORKER_BIN, "--coordinator", address_, "--cpu",
+                                 std::to_string(cpu), "--name", name, "--give-up-after", "60"},
+        dir_ + "/" + name + ".log"));
+  }
+
+  // Waits until `n` workers are registered (calibration takes a moment).
+  void WaitForWorkers(size_t n) {
+    for (int i = 0; i < 600; ++i) {
+      if (Workers().workers_size() >= static_cast<int>(n)) return;
+      SleepS(0.05);
+    }
+    FAIL() << "workers did not register:\n" << workers_.front()->Log();
+  }
+
+  mtune::v1::ListWorkersResponse Workers() {
+    grpc::ClientContext context;
+    mtune::v1::ListWorkersResponse response;
+    tuner_->ListWorkers(&context, {}, &response);
+    return response;
+  }
+
+  grpc::Status Submit(const mtune::v1::JobSpec& spec, mtune::v1::Job* job) {
+    grpc::ClientContext context;
+    mtune::v1::SubmitJobRequest request;
+    *request.mutable_spec() = spec;
+    mtune::v1::SubmitJobResponse response;
+    grpc::Status status = tuner_->SubmitJob(&context, request, &response);
+    *job = response.job();
+    return status;
+  }
+
+  mtune::v1::Job GetJob(int64_t id) {
+    grpc::ClientContext context;
+    mtune::v1::GetJobRequest request;
+    request.set_job_id(id);
+    mtune::v1::Job job;
+    grpc::Status status = tuner_->GetJob(&context, request, &job);
+    EXPECT_TRUE(status.ok()) << status.error_message();
+    return job;
+  }
+
+  mtune::v1::Job WaitForEnd(int64_t id, double timeout_s) {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+    mtune::v1::Job job;
+    while (std::chrono::steady_clock::now() < deadline) {
+      job = GetJob(id);
+      if (job.state() != mtune::v1::JOB_STATE_RUNNING) return job;
+      SleepS(0.1);
+    }
+    ADD_FAILURE() << "job " << id << " still running after " << timeout_s << " s\n"
+                  << coordinator_->Log();
+    return job;
+  }
+
+  std::vector<mtune::v1::TrialResult> Results(int64_t job_id) {
+    grpc::ClientContext context;
+    mtune::v1::ListResultsRequest request;
+    request.set_job_id(job_id);
+    mtune::v1::ListResultsResponse response;
+    EXPECT_TRUE(tuner_->ListResults(&context, request, &response).ok());
+    return {response.results().begin(), response.results().end()};
+  }
+
+  static mtune::v1::JobSpec Spec(uint32_t trials) {
+    mtune::v1::JobSpec spec;
+    spec.add_problems(kProblem);
+    spec.set_search("random");
+    spec.set_trials(trials);
+    spec.set_seed(7);
+    return spec;
+  }
+
+  std::string dir_, db_path_, address_;
+  std::unique_ptr<Subprocess> coordinator_;
+  std::vector<std::unique_ptr<Subprocess>> workers_;
+  std::unique_ptr<mtune::v1::Tuner::Stub> tuner_;
+};
+
+TEST_F(Cluster, TunesWithTwoWorkersSurvivesAKilledWorkerAndExports) {
+  StartWorker("w0", 0);
+  StartWorker("w1", 1);
+  WaitForWorkers(2);
+  mtune::v1::Job job;
+  ASSERT_TRUE(Submit(Spec(16), &job).ok());
+  ASSERT_EQ(job.trials_total(), 16u);
+
+  // Kill w1 with SIGKILL while it holds a task.
+  bool killed = false;
+  for (int i = 0; i < 2000 && !killed; ++i) {
+    const auto workers = Workers();
+    for (const auto& w : workers.workers()) {
+      if (w.name() == "w1" && w.state() == "busy" && GetJob(job.id()).trials_done() >= 2) {
+        workers_[1]->Signal(SIGKILL);
+        killed = true;
+      }
+    }
+    SleepS(0.01);
+  }
+  ASSERT_TRUE(killed) << "w1 never seen busy mid-job";
+  EXPECT_LT(GetJob(job.id()).trials_done(), 16u) << "the kill did not happen mid-job";
+
+  job = WaitForEnd(job.id(), 240);
+  EXPECT_EQ(job.state(), mtune::v1::JOB_STATE_SUCCEEDED) << job.message();
+  EXPECT_EQ(job.trials_done(), 16u);
+  EXPECT_NE(coordinator_->Log().find("re-queued"), std::string::npos)
+      << "w1's task should have gone back to the queue:\n" << coordinator_->Log();
+
+  // Every trial stored exactly once.
+  auto results = Results(job.id());
+  ASSERT_EQ(results.size(), 16u);
+  std::set<std::string> hashes;
+  double best_gflops = 0;
+  for (const auto& r : results) {
+    hashes.insert(r.candidate().hash());
+    if (r.result().status() == mtune::v1::RESULT_STATUS_OK)
+      best_gflops = std::max(best_gflops, r.result().gflops());
+  }
+  EXPECT_EQ(hashes.size(), 16u);
+  ASSERT_GT(best_gflops, 0);
+
+  // The best is the fastest OK trial, with a script and roofline figures.
+  grpc::ClientContext context;
+  mtune::v1::GetBestRequest best_request;
+  best_request.set_problem(kProblem);
+  mtune::v1::BestStrategy best;
+  ASSERT_TRUE(tuner_->GetBest(&context, best_request, &best).ok());
+  EXPECT_DOUBLE_EQ(best.result().gflops(), best_gflops);
+  EXPECT_GT(best.result().fraction_of_roofline(), 0);
+  EXPECT_LT(best.result().fraction_of_roofline(), 1.5);
+  EXPECT_NE(best.script().find("transform.named_sequence @__transform_main"), std::string::npos);
+
+  // The export opens as a best-strategy database; the library names the problem.
+  grpc::ClientContext export_context;
+  mtune::v1::ExportResponse exported;
+  ASSERT_TRUE(tuner_->Export(&export_context, {}, &exported).ok());
+  EXPECT_EQ(exported.entries(), 1u);
+  const std::string export_path = dir_ + "/best.sqlite";
+  {
+    FILE* f = fopen(export_path.c_str(), "wb");
+    fwrite(exported.sqlite_db().data(), 1, exported.sqlite_db().size(), f);
+    fclose(f);
+  }
+  auto rows = db::ReadExportedDb(export_path);
+  ASSERT_TRUE(rows.ok()) << rows.status();
+  ASSERT_EQ(rows->size(), 1u);
+  EXPECT_EQ((*rows)[0].problem, kProblem);
+  EXPECT_DOUBLE_EQ((*rows)[0].gflops, best_gflops);
+  EXPECT_NE(exported.transform_library().find(
+                strategies::LibrarySymbol(kProblem, best.target().id())),
+            std::string::npos);
+
+  // The CLI reads the same answer as JSON.
+  std::string out;
+  ASSERT_EQ(RunCommand(std::string(MTUNE_CLI_BIN) + " best --coordinator " + address_ +
+                           " --problem " + kProblem + " --json",
+                       &out),
+            0)
+      << out;
+  auto json = nlohmann::json::parse(out);
+  for (const char* key : {"problem", "target", "knobs", "script", "gflops", "gbps",
+                          "fraction_of_roofline"})
+    EXPECT_TRUE(json.contains(key)) << key;
+  EXPECT_DOUBLE_EQ(json["gflops"].get<double>(), best_gflops);
+}
+
+TEST_F(Cluster, BadJobsAreRejectedAndNothingIsStored) {
+  struct Case {
+    std::string problem, template_name, search;
+    uint32_t trials;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {"matmul:m=0,n=8,k=8:f32", "", "random", 4, "must be positive"},
+      {"matmul:m=8,n=8", "", "random", 4, "expected FAMILY"},
+      {"conv9d:m=8,n=8,k=8:f32", "", "random", 4, "unknown op family"},
+      {kProblem, "no_such_template", "random", 4, "unknown strategy template"},
+      {kProblem, "", "random", 0, "budget must be > 0"},
+      {kProblem, "", "simulated_magic", 4, "unknown search algorithm"},
+  };
+  for (const Case& c : cases) {
+    mtune::v1::JobSpec spec;
+    spec.add_problems(c.problem);
+    spec.set_template_name(c.template_name);
+    spec.set_search(c.search);
+    spec.set_trials(c.trials);
+    mtune::v1::Job job;
+    grpc::Status status = Submit(spec, &job);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << c.problem;
+    EXPECT_NE(status.error_message().find(c.message), std::string::npos) << status.error_message();
+  }
+  auto store = db::Store::Open(db_path_);
+  ASSERT_TRUE(store.ok());
+  auto ids = (*store)->ListJobIds();
+  ASSERT_TRUE(ids.ok());
+  EXPECT_TRUE(ids->empty()) << "a rejected job was stored";
+}
+
+TEST_F(Cluster, SecondWorkerWithALiveNameIsRefused) {
+  StartWorker("twin", 0);
+  WaitForWorkers(1);
+  StartWorker("twin", 1);
+  int status = workers_[1]->Wait(60);
+  ASSERT_NE(status, -1) << "the duplicate worker kept running";
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) != 0);
+  EXPECT_NE(workers_[1]->Log().find("already registered"), std::string::npos)
+      << workers_[1]->Log();
+  EXPECT_EQ(Workers().workers_size(), 1);
+}
+
+TEST_F(Cluster, CancelMidJobKeepsStoredResults) {
+  StartWorker("w0", 0);
+  WaitForWorkers(1);
+  mtune::v1::Job job;
+  ASSERT_TRUE(Submit(Spec(200), &job).ok());
+  for (int i = 0; i < 1200 && GetJob(job.id()).trials_done() < 2; ++i) SleepS(0.05);
+  grpc::ClientContext context;
+  mtune::v1::CancelJobRequest cancel;
+  cancel.set_job_id(job.id());
+  mtune::v1::Job cancelled;
+  ASSERT_TRUE(tuner_->CancelJob(&context, cancel, &cancelled).ok());
+  EXPECT_EQ(cancelled.state(), mtune::v1::JOB_STATE_CANCELLED);
+  const uint32_t done = cancelled.trials_done();
+  EXPECT_GE(done, 2u);
+  SleepS(2);  // a task in flight at cancel time may still land; nothing new starts
+  const size_t stored = Results(job.id()).size();
+  EXPECT_GE(stored, done);
+  EXPECT_LE(stored, done + 1);
+  SleepS(1.5);
+  EXPECT_EQ(Results(job.id()).size(), stored) << "work continued after cancel";
+  grpc::ClientContext again;
+  grpc::Status status = tuner_->CancelJob(&again, cancel, &cancelled);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+}
+
+TEST(Cli, UnreachableCoordinatorIsAClearError) {
+  std::string out;
+  int code = RunCommand(std::string(MTUNE_CLI_BIN) + " status 1 --coordinator 127.0.0.1:1", &out);
+  EXPECT_EQ(code, 1);
+  EXPECT_NE(out.find("cannot reach the coordinator at 127.0.0.1:1"), std::string::npos) << out;
+}
+
+}  // namespace
+}  // namespace mtune
