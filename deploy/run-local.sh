@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# The main job on an embedded default: a local coordinator and one pinned worker on
+# loopback with a SQLite file, tuning one problem with a small budget, then printing
+# the best strategy, its GFLOP/s and its fraction of roofline.
+#
+#   PROBLEM   problem key            (default matmul:m=512,n=512,k=512:f32)
+#   TRIALS    candidates to measure  (default 16)
+#   SEARCH    exhaustive | random    (default random)
+#   CPU       core the worker pins   (default: the last core)
+#   WORKDIR   where the SQLite file and logs go (default ./out/local)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bin=build
+problem=${PROBLEM:-matmul:m=512,n=512,k=512:f32}
+trials=${TRIALS:-16}
+search=${SEARCH:-random}
+cpu=${CPU:-$(( $(nproc) - 1 ))}
+workdir=${WORKDIR:-out/local}
+mkdir -p "$workdir"
+for b in "$bin/server/mtune-coordinator" "$bin/worker/mtune-worker" "$bin/client/mtune"; do
+  [ -x "$b" ] || { echo "run-local.sh: $b is missing: run ./deploy/build.sh first" >&2; exit 1; }
+done
+
+rm -f "$workdir/port"
+"$bin/server/mtune-coordinator" --listen 127.0.0.1:0 --port-file "$workdir/port" \
+  --db "$workdir/mtune.sqlite" >"$workdir/coordinator.log" 2>&1 &
+coordinator=$!
+worker=
+cleanup() {
+  [ -n "$worker" ] && kill "$worker" 2>/dev/null || true
+  kill "$coordinator" 2>/dev/null || true
+  wait 2>/dev/null || true
+}
+trap cleanup EXIT
+for _ in $(seq 100); do [ -s "$workdir/port" ] && break; sleep 0.1; done
+[ -s "$workdir/port" ] || { cat "$workdir/coordinator.log" >&2; exit 1; }
+address=127.0.0.1:$(cat "$workdir/port")
+echo "coordinator on $address, database $workdir/mtune.sqlite; worker pinned to cpu $cpu"
+
+"$bin/worker/mtune-worker" --coordinator "$address" --cpu "$cpu" --give-up-after 30 \
+  >"$workdir/worker.log" 2>&1 &
+worker=$!
+
+"$bin/client/mtune" submit --coordinator "$address" --problem "$problem" \
+  --search "$search" --trials "$trials" --wait
+echo
+"$bin/client/mtune" best --coordinator "$address" --problem "$problem"
