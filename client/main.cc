@@ -157,6 +157,8 @@ int main(int argc, char** argv) {
   bool no_calibrate = false;
   measure->add_option("--problem", mreq.problem, "problem key")->required();
   measure->add_option("--template", mreq.template_name, "strategy template");
+  measure->add_option("--template-file", mreq.template_file,
+                      "use this template file instead (same family as the problem)");
   measure->add_option("--knob", knob_args, "NAME=VALUE (repeatable); others keep defaults");
   measure->add_option("--cpu", mreq.cpu, "pin to this core (-1: no pinning)")->capture_default_str();
   measure->add_option("--min-time", mreq.min_time_s, "minimum timed seconds")->capture_default_str();
@@ -170,6 +172,7 @@ int main(int argc, char** argv) {
       "instantiate", "print a template with every knob selected (runs in mlir-opt as is)");
   instantiate->add_option("--problem", mreq.problem, "problem key")->required();
   instantiate->add_option("--template", mreq.template_name, "strategy template");
+  instantiate->add_option("--template-file", mreq.template_file, "use this template file instead");
   instantiate->add_option("--knob", knob_args, "NAME=VALUE (repeatable); others keep defaults");
   auto* sandbox = app.add_subcommand("__sandbox", "internal")->group("");
   int sandbox_cpu = -1;

@@ -1,5 +1,8 @@
 #include "client/measure_command.h"
 
+#include <fstream>
+#include <sstream>
+
 #include "absl/strings/str_cat.h"
 #include "strategies/candidate.h"
 #include "strategies/knob_space.h"
@@ -14,6 +17,14 @@ absl::StatusOr<MeasureOutcome> ResolveCandidate(const MeasureRequest& request) {
   auto tpl = request.template_name.empty() ? strategies::DefaultTemplateFor(problem->family)
                                            : strategies::FindTemplate(request.template_name);
   if (!tpl.ok()) return tpl.status();
+  if (!request.template_file.empty()) {
+    std::ifstream in(request.template_file);
+    if (!in) return absl::NotFoundError("cannot read template file " + request.template_file);
+    std::stringstream text;
+    text << in.rdbuf();
+    tpl->text = text.str();
+    tpl->name = "file:" + request.template_file;
+  }
   auto space = strategies::ExtractKnobSpace(tpl->text, *problem);
   if (!space.ok()) return space.status();
   strategies::KnobValues values;

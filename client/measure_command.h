@@ -13,6 +13,8 @@ struct MeasureRequest {
   std::string problem;
   // Empty: the family's default template.
   std::string template_name;
+  // A template file to use instead of a built-in template (for template authors).
+  std::string template_file;
   // Knobs not given keep the template's default (else their first option).
   std::map<std::string, std::string> knobs;
   int cpu = -1;

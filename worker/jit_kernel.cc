@@ -124,7 +124,9 @@ std::unique_ptr<JitKernel> JitKernel::Compile(const std::string& payload,
   mlir::ExecutionEngineOptions options;
   options.transformer = transformer;
   options.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
+  // No GDB or perf registration: thousands of candidates would leave jitdump files behind.
   options.enableGDBNotificationListener = false;
+  options.enablePerfNotificationListener = false;
   auto engine = mlir::ExecutionEngine::create(*module, options, std::move(*tm));
   if (!engine)
     return fail(RESULT_STATUS_COMPILE_ERROR, "JIT failed: " + llvm::toString(engine.takeError()) +

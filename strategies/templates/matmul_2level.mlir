@@ -1,9 +1,10 @@
-// mtune strategy template: matmul, two levels of tiling.
+// mtune strategy template: matmul, two levels of tiling, B packed per cache tile.
 // mtune-family: matmul
 //
 // Level 1 tiles (tile_m1, tile_n1, tile_k1) pick the cache blocking; partial tiles
 // at the edges are padded with zeros to the static tile shape so that level 2 and
-// vectorization always see static shapes (any m, n, k works). Level 2 tiles
+// vectorization always see static shapes (any m, n, k works). The tile of B is
+// packed into a contiguous buffer once per (n, k) tile. Level 2 tiles
 // (tile_m2, tile_n2, tile_k2) give the register tile: the vector.contract that
 // vectorization makes of it is lowered by the `contraction_lowering` alternative.
 // The accumulator tile is hoisted out of the innermost k loop, so it lives in
@@ -26,15 +27,21 @@ module attributes {transform.with_named_sequence} {
     %tn2 = transform.tune.knob<"tile_n2"> = 32 from options = [16, 32, 64] {mtune.divides = "tile_n1"} -> !transform.param<i64>
     %tk2 = transform.tune.knob<"tile_k2"> = 1 from options = [1, 2, 4] {mtune.divides = "tile_k1"} -> !transform.param<i64>
 
-    // Level 1: cache tiles, padded to static shape at the edges.
-    %tiled1, %loops1:3 = transform.structured.tile_using_for %matmul tile_sizes [%tm1, %tn1, %tk1]
+    // Level 1: cache tiles, loops ordered n, k, m so that a tile of B stays put while
+    // the m loop sweeps A. Edges are padded to the static tile shape; B's tile is
+    // always copied (nofold) into a contiguous buffer, packed once per (n, k) tile:
+    // its pad is hoisted out of the m loop.
+    %tiled1, %loops1:3 = transform.structured.tile_using_for %matmul tile_sizes [%tm1, %tn1, %tk1] interchange = [1, 2, 0]
       : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>)
       -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
     %padded, %pad, %copy_back = transform.structured.pad %tiled1 {
         padding_values = [0.0 : f32, 0.0 : f32, 0.0 : f32],
         padding_dimensions = [0, 1, 2],
+        nofold_flags = [0, 1, 0],
         copy_back_op = "none"
       } : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    %pad_b = transform.get_producer_of_operand %padded[1] : (!transform.any_op) -> !transform.any_op
+    %packed_b = transform.structured.hoist_pad %pad_b by 1 loops : (!transform.any_op) -> !transform.any_op
 
     // Level 2: register tiles.
     %tiled2, %loops2:3 = transform.structured.tile_using_for %padded tile_sizes [%tm2, %tn2, %tk2]
