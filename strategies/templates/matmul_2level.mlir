@@ -48,9 +48,11 @@ module attributes {transform.with_named_sequence} {
       : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>)
       -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
 
-    // Vectorize, then keep the accumulator in registers across the innermost k loop.
+    // Vectorize (padding too, so packing copies are vector loads and stores rather
+    // than a runtime memrefCopy), then keep the accumulator in registers across the
+    // innermost k loop.
     %func = transform.structured.match ops{["func.func"]} in %root : (!transform.any_op) -> !transform.any_op
-    %vectorized = transform.structured.vectorize_children_and_apply_patterns %func : (!transform.any_op) -> !transform.any_op
+    %vectorized = transform.structured.vectorize_children_and_apply_patterns %func {vectorize_padding} : (!transform.any_op) -> !transform.any_op
     %contract = transform.structured.match ops{["vector.contract"]} in %vectorized : (!transform.any_op) -> !transform.any_op
     %k_loop = transform.get_parent_op %contract {op_name = "scf.for"} : (!transform.any_op) -> !transform.any_op
     transform.loop.hoist_loop_invariant_subsets %k_loop : !transform.any_op
