@@ -41,7 +41,6 @@ echo "coordinator on $address, database $workdir/mtune.sqlite; worker pinned to 
   >"$workdir/worker.log" 2>&1 &
 worker=$!
 
+# --wait shows a progress bar, then the best strategy with its GFLOP/s and roofline fraction.
 "$bin/client/mtune" submit --coordinator "$address" --problem "$problem" \
   --search "$search" --trials "$trials" --wait
-echo
-"$bin/client/mtune" best --coordinator "$address" --problem "$problem"
