@@ -1,0 +1,683 @@
+// mtune-bench-matmul: tunes (or loads the tuned best for) cubic f32 matmuls and
+// measures the best kernel beside oneDNN, Eigen and OpenBLAS, single-threaded on one
+// pinned core, in the same run, as GFLOP/s and as ratios (also to the measured FMA
+// peak). Also reports what one tuning candidate costs (compile + verify + measure).
+//
+// Tuning runs in-process with worker::Measurer, without the worker's sandbox: a
+// candidate whose generated code crashes takes the whole benchmark down. That is
+// acceptable for a benchmark (the coordinator + workers are the robust path; use
+// --db to compare what they found).
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "CLI/CLI.hpp"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
+#include "absl/strings/strip.h"
+#include "bench/baselines.h"
+#include "benchmark/benchmark.h"
+#include "db/export.h"
+#include "db/store.h"
+#include "nlohmann/json.hpp"
+#include "proto/mtune.pb.h"
+#include "search/search.h"
+#include "search/space.h"
+#include "strategies/candidate.h"
+#include "strategies/knob_space.h"
+#include "strategies/payload.h"
+#include "strategies/problem.h"
+#include "strategies/template_library.h"
+#include "worker/affinity.h"
+#include "worker/calibration.h"
+#include "worker/jit_kernel.h"
+#include "worker/measure.h"
+#include "worker/operands.h"
+
+namespace mtune::bench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double Since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+struct Flags {
+  std::string shapes = "256,512,1024";
+  int trials = 24;
+  uint64_t seed = 0;
+  std::string db;
+  int cpu = 1;
+  double min_time_s = 0.3;
+  double tune_min_time_s = 0.1;
+  int rounds = 3;
+  std::string json;
+};
+
+// What the side-by-side compares, in the order each round runs them.
+constexpr const char* kImplementations[] = {"mtune", "onednn", "eigen", "openblas"};
+
+// Timed repetitions per (round, implementation); their median is the round's figure.
+constexpr int kRepetitionsPerRound = 3;
+
+// The mtune kernel a shape is compared with, and where it came from.
+struct BestKernel {
+  std::string script;
+  strategies::KnobValues knobs;
+  // GFLOP/s when it was tuned (this run, or as stored); re-measured below.
+  double tuned_gflops = 0;
+  std::string origin;
+};
+
+// Cost and outcome of tuning one shape in this run.
+struct TuningStats {
+  int tried = 0;
+  int ok = 0;
+  std::map<std::string, int> failures;  // status name -> count
+  std::vector<double> candidate_s;      // wall time of each candidate
+};
+
+struct ShapeReport {
+  int64_t size = 0;
+  strategies::Problem problem;
+  std::optional<BestKernel> best;
+  bool tuned = false;
+  TuningStats tuning;
+  // Median over rounds of each round's median, seconds per call; absent = not measured.
+  std::map<std::string, double> median_s;
+  std::map<std::string, std::vector<double>> round_medians_s;
+  std::vector<std::string> notes;
+};
+
+double Median(std::vector<double> values) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const size_t n = values.size();
+  return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
+
+// Nearest-rank percentile, q in (0, 1].
+double Percentile(std::vector<double> values, double q) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  size_t rank = static_cast<size_t>(std::ceil(q * values.size()));
+  return values[std::clamp<size_t>(rank, 1, values.size()) - 1];
+}
+
+absl::StatusOr<std::vector<int64_t>> ParseShapes(const std::string& text) {
+  std::vector<int64_t> sizes;
+  for (absl::string_view part : absl::StrSplit(text, ',', absl::SkipWhitespace())) {
+    int64_t size = 0;
+    if (!absl::SimpleAtoi(part, &size) || size <= 0)
+      return absl::InvalidArgumentError(
+          absl::StrCat("--shapes: '", part, "' is not a positive size (want e.g. 256,512,1024)"));
+    sizes.push_back(size);
+  }
+  if (sizes.empty()) return absl::InvalidArgumentError("--shapes: no sizes given");
+  return sizes;
+}
+
+// "tile_m1=64 ... contraction_lowering=outerproduct" shortened for a table cell.
+std::string CompactKnobs(const strategies::KnobValues& knobs) {
+  std::vector<std::string> parts;
+  for (const auto& [name, value] : knobs) {
+    absl::string_view short_name = name;
+    absl::ConsumePrefix(&short_name, "tile_");
+    if (short_name == "contraction_lowering") short_name = "lower";
+    parts.push_back(absl::StrCat(short_name, "=", value));
+  }
+  return absl::StrJoin(parts, " ");
+}
+
+std::string StatusName(mtune::v1::ResultStatus status) {
+  std::string name = mtune::v1::ResultStatus_Name(status);
+  absl::string_view view = name;
+  absl::ConsumePrefix(&view, "RESULT_STATUS_");
+  return absl::AsciiStrToLower(view);
+}
+
+// --- tuning ------------------------------------------------------------------
+
+// Seeded random search over the default template, as the coordinator plans it:
+// constraint-violating points are never proposed, the template default comes first.
+absl::Status Tune(const Flags& flags, const mtune::v1::Calibration& calibration,
+                  worker::Measurer& measurer, ShapeReport& report) {
+  const strategies::Problem& problem = report.problem;
+  auto tpl = strategies::DefaultTemplateFor(problem.family);
+  if (!tpl.ok()) return tpl.status();
+  auto knobs = strategies::ExtractKnobSpace(tpl->text, problem);
+  if (!knobs.ok()) return knobs.status();
+  search::Space space;
+  for (const strategies::KnobSpec& knob : knobs->knobs) space.knobs.push_back({knob.name, knob.options});
+
+  search::SearchOptions options;
+  options.seed = flags.seed;
+  options.is_valid = [&](const search::Point& point) {
+    auto values = search::ValuesFromPoint(space, point);
+    return values.ok() && knobs->SatisfiesConstraints(*values);
+  };
+  if (auto defaults = knobs->Defaults()) {
+    if (auto point = search::PointFromValues(space, *defaults); point.ok())
+      options.seeds_first.push_back(*point);
+  }
+  auto algorithm = search::MakeSearch("random", space, options);
+  if (!algorithm.ok()) return algorithm.status();
+
+  report.tuned = true;
+  for (int trial = 0; trial < flags.trials; ++trial) {
+    std::vector<search::Point> points = (*algorithm)->Propose(1);
+    if (points.empty()) break;  // the space is spent
+    const auto start = Clock::now();
+    auto values = search::ValuesFromPoint(space, points[0]);
+    if (!values.ok()) return values.status();
+    mtune::v1::Result result;
+    auto script = strategies::Instantiate(tpl->text, problem, *values);
+    if (!script.ok()) {
+      result.set_status(mtune::v1::RESULT_STATUS_INVALID_CANDIDATE);
+      result.set_error(std::string(script.status().message()));
+    } else {
+      mtune::v1::Task task;
+      task.set_problem(problem.Key());
+      *task.mutable_candidate() = strategies::MakeCandidate(tpl->name, *values);
+      task.set_script(*script);
+      task.set_min_measure_s(flags.tune_min_time_s);
+      result = measurer.Measure(task, calibration);
+    }
+    const double wall_s = Since(start);
+
+    const bool ok = result.status() == mtune::v1::RESULT_STATUS_OK;
+    report.tuning.tried++;
+    report.tuning.candidate_s.push_back(wall_s);
+    if (ok) {
+      report.tuning.ok++;
+      if (!report.best || result.gflops() > report.best->tuned_gflops) {
+        report.best = BestKernel{*script, *values, result.gflops(),
+                                 absl::StrFormat("tuned in this run (%s search, seed %d)",
+                                                 std::string((*algorithm)->name()), flags.seed)};
+      }
+    } else {
+      report.tuning.failures[StatusName(result.status())]++;
+    }
+    search::Observation observation{points[0], ok, ok ? result.gflops() : 0.0};
+    (*algorithm)->Observe({&observation, 1});
+
+    std::fprintf(stderr, "  %lld^3 %2d/%d  %-17s %8.2f GFLOP/s  %5.2f s (compile %.2f s)  %s\n",
+                 static_cast<long long>(report.size), trial + 1, flags.trials,
+                 StatusName(result.status()).c_str(), ok ? result.gflops() : 0.0, wall_s,
+                 result.compile_s(), CompactKnobs(*values).c_str());
+  }
+  return absl::OkStatus();
+}
+
+// --- loading a tuned best --------------------------------------------------------
+
+strategies::KnobValues KnobsFromJson(const std::string& text) {
+  strategies::KnobValues knobs;
+  nlohmann::json parsed = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!parsed.is_object()) return knobs;
+  for (const auto& [name, value] : parsed.items())
+    knobs[name] = value.is_string() ? value.get<std::string>() : value.dump();
+  return knobs;
+}
+
+// Fills report.best for every shape the file has an OK result for. The file is either
+// an exported best-strategy database or a coordinator store; the export is tried first
+// because opening a store may migrate (write) the file.
+absl::Status LoadBest(const std::string& path, std::vector<ShapeReport>& reports) {
+  if (!std::filesystem::exists(path))
+    return absl::NotFoundError(absl::StrCat("--db: no such file: ", path));
+
+  auto exported = db::ReadExportedDb(path);
+  if (exported.ok()) {
+    const std::string host_cpu = worker::JitKernel::HostCpuName();
+    for (ShapeReport& report : reports) {
+      const db::ExportedStrategy* chosen = nullptr;
+      for (const db::ExportedStrategy& row : *exported) {
+        if (row.problem != report.problem.Key()) continue;
+        // Prefer a row tuned on this CPU model, then the fastest.
+        auto rank = [&](const db::ExportedStrategy& r) {
+          return std::make_pair(r.target_cpu == host_cpu, r.gflops);
+        };
+        if (!chosen || rank(row) > rank(*chosen)) chosen = &row;
+      }
+      if (!chosen) continue;
+      report.best = BestKernel{chosen->script, KnobsFromJson(chosen->knobs_json), chosen->gflops,
+                               absl::StrFormat("export %s, target %s (%s), %.2f GFLOP/s there",
+                                               path, chosen->target_id, chosen->target_cpu,
+                                               chosen->gflops)};
+    }
+    return absl::OkStatus();
+  }
+  if (exported.status().code() != absl::StatusCode::kFailedPrecondition) return exported.status();
+
+  auto store = db::Store::Open(path);
+  if (!store.ok())
+    return absl::FailedPreconditionError(absl::StrCat(
+        "--db ", path, " is neither a best-strategy export (", exported.status().message(),
+        ") nor a coordinator store (", store.status().message(), ")"));
+  for (ShapeReport& report : reports) {
+    auto best = (*store)->GetBest(report.problem.Key(), "");
+    if (absl::IsNotFound(best.status())) continue;
+    if (!best.ok()) return best.status();
+    report.best = BestKernel{
+        best->script(), strategies::ValuesOf(best->candidate()), best->result().gflops(),
+        absl::StrFormat("store %s, job %d, target %s, %.2f GFLOP/s there", path, best->job_id(),
+                        best->target().id(), best->result().gflops())};
+  }
+  return absl::OkStatus();
+}
+
+// --- side by side -------------------------------------------------------------
+
+// Collects each repetition's real time per call, keyed by the registered name.
+class CollectingReporter : public benchmark::BenchmarkReporter {
+ public:
+  bool ReportContext(const Context&) override { return true; }
+  void ReportRuns(const std::vector<Run>& runs) override {
+    for (const Run& run : runs) {
+      const std::string& name = run.run_name.function_name;
+      if (run.error_occurred) {
+        errors_[name] = run.error_message;
+        continue;
+      }
+      if (run.run_type != Run::RT_Iteration || run.iterations <= 0) continue;
+      samples_[name].push_back(run.real_accumulated_time / static_cast<double>(run.iterations));
+    }
+    // Aggregates arrive in a batch of their own; only the repetitions are shown.
+    if (!runs.empty() && runs.front().run_type == Run::RT_Iteration) {
+      const std::string& name = runs.front().run_name.function_name;
+      auto it = samples_.find(name);
+      if (it != samples_.end())
+        std::fprintf(stderr, "  %-24s %9.3f ms/call (median of %zu)\n", name.c_str(),
+                     1e3 * Median(it->second), it->second.size());
+      else if (errors_.contains(name))
+        std::fprintf(stderr, "  %-24s error: %s\n", name.c_str(), errors_[name].c_str());
+    }
+  }
+  const std::map<std::string, std::vector<double>>& samples() const { return samples_; }
+  const std::map<std::string, std::string>& errors() const { return errors_; }
+
+ private:
+  std::map<std::string, std::vector<double>> samples_;
+  std::map<std::string, std::string> errors_;
+};
+
+// Everything one shape's timing loops touch; lives until the benchmarks have run.
+struct ShapeFixture {
+  std::unique_ptr<worker::MatmulOperands> ops;
+  std::unique_ptr<worker::AlignedBuffer> baseline_c;
+  std::unique_ptr<worker::JitKernel> kernel;
+  worker::MemRef2D a, b, c;
+};
+
+std::string BenchmarkName(int64_t size, int round, absl::string_view impl) {
+  return absl::StrFormat("%d^3/round%d/%s", size, round, impl);
+}
+
+absl::StatusOr<GemmLibrary> LibraryNamed(absl::string_view name) {
+  for (GemmLibrary library : kAllGemmLibraries)
+    if (GemmLibraryName(library) == std::string_view(name.data(), name.size())) return library;
+  return absl::InvalidArgumentError(absl::StrCat("unknown library ", name));
+}
+
+// Compiles and verifies the best kernel on fresh operands, then registers every
+// (round, implementation) of the shape, interleaved so that noise from the shared
+// machine falls on all four alike.
+absl::Status RegisterShape(const Flags& flags, ShapeReport& report, ShapeFixture& fixture) {
+  const int n = static_cast<int>(report.size);
+  fixture.ops = worker::MakeMatmulOperands(report.problem);
+  worker::MatmulOperands& ops = *fixture.ops;
+  fixture.a = ops.a.AsMatrix(ops.m, ops.k);
+  fixture.b = ops.b.AsMatrix(ops.k, ops.n);
+  fixture.c = ops.c.AsMatrix(ops.m, ops.n);
+  fixture.baseline_c = std::make_unique<worker::AlignedBuffer>(static_cast<size_t>(n) * n);
+
+  if (report.best) {
+    auto payload = strategies::MakePayload(report.problem);
+    if (!payload.ok()) return payload.status();
+    worker::CompileTimes times;
+    worker::CompileFailure failure;
+    fixture.kernel = worker::JitKernel::Compile(*payload, report.best->script, &times, &failure);
+    if (!fixture.kernel) {
+      report.notes.push_back(absl::StrCat("best script does not compile here (",
+                                          StatusName(failure.status), "): ",
+                                          failure.error.substr(0, 200)));
+    } else {
+      std::memset(ops.c.data(), 0, ops.c.size() * sizeof(float));
+      fixture.kernel->Call(&fixture.a, &fixture.b, &fixture.c);
+      int64_t where = -1;
+      const double error = worker::MaxScaledError(ops, &where);
+      if (!(error <= worker::ToleranceForF32(ops.k))) {
+        report.notes.push_back(absl::StrFormat("best kernel gives a wrong result here (scaled error %.3g)", error));
+        fixture.kernel.reset();
+      }
+    }
+  }
+
+  const double per_repetition_s = flags.min_time_s / kRepetitionsPerRound;
+  for (int round = 0; round < flags.rounds; ++round) {
+    for (const char* impl : kImplementations) {
+      const std::string name = BenchmarkName(report.size, round, impl);
+      benchmark::internal::Benchmark* registered = nullptr;
+      if (std::string_view(impl) == "mtune") {
+        if (!fixture.kernel) continue;
+        ShapeFixture* f = &fixture;
+        registered = benchmark::RegisterBenchmark(name.c_str(), [f](benchmark::State& state) {
+          for (auto _ : state) {
+            f->kernel->Call(&f->a, &f->b, &f->c);
+            benchmark::ClobberMemory();
+          }
+        });
+      } else {
+        auto library = LibraryNamed(impl);
+        if (!library.ok()) return library.status();
+        const float* a = ops.a.data();
+        const float* b = ops.b.data();
+        float* c = fixture.baseline_c->data();
+        registered = benchmark::RegisterBenchmark(
+            name.c_str(), [lib = *library, n, a, b, c](benchmark::State& state) {
+              for (auto _ : state) {
+                absl::Status status = RunSgemm(lib, n, n, n, a, b, c);
+                if (!status.ok()) {
+                  state.SkipWithError(std::string(status.message()).c_str());
+                  break;
+                }
+                benchmark::ClobberMemory();
+              }
+            });
+      }
+      registered->Repetitions(kRepetitionsPerRound)
+          ->MinTime(per_repetition_s)
+          ->MinWarmUpTime(std::min(0.05, per_repetition_s))
+          ->UseRealTime()
+          ->Unit(benchmark::kMillisecond);
+    }
+  }
+  return absl::OkStatus();
+}
+
+void CollectTimes(const Flags& flags, const CollectingReporter& reporter, ShapeReport& report) {
+  for (const char* impl : kImplementations) {
+    std::vector<double> round_medians;
+    for (int round = 0; round < flags.rounds; ++round) {
+      const std::string name = BenchmarkName(report.size, round, impl);
+      auto it = reporter.samples().find(name);
+      if (it != reporter.samples().end() && !it->second.empty())
+        round_medians.push_back(Median(it->second));
+      else if (auto err = reporter.errors().find(name); err != reporter.errors().end() && round == 0)
+        report.notes.push_back(absl::StrCat(impl, ": ", err->second));
+    }
+    if (round_medians.empty()) continue;
+    report.median_s[impl] = Median(round_medians);
+    report.round_medians_s[impl] = round_medians;
+  }
+}
+
+// --- output -------------------------------------------------------------------
+
+std::string Cell(double value, const char* format) {
+  return value > 0 ? absl::StrFormat(format, value) : std::string("-");
+}
+
+void PrintTable(const std::vector<ShapeReport>& reports, double peak_gflops,
+                const std::string& fma_isa, const Flags& flags, const std::string& cpu_name) {
+  std::printf("\nmtune vs single-threaded sgemm libraries, f32, one pinned core (cpu %d, %s)\n",
+              flags.cpu, cpu_name.c_str());
+  std::printf("measured FMA peak: %.2f GFLOP/s (%s)\n", peak_gflops, fma_isa.c_str());
+  std::printf("each figure: median over %d interleaved rounds of the median of %d timed "
+              "repetitions (>= %.2f s each round)\n\n",
+              flags.rounds, kRepetitionsPerRound, flags.min_time_s);
+  std::printf("%-6s %8s %6s | %8s %6s | %8s %6s | %8s %6s | %s\n", "shape", "mtune", "%peak",
+              "oneDNN", "mt/dnn", "Eigen", "mt/eig", "OpenBLAS", "mt/obl", "best knobs");
+  std::printf("%-6s %8s %6s | %8s %6s | %8s %6s | %8s %6s |\n", "", "GFLOP/s", "", "GFLOP/s", "",
+              "GFLOP/s", "", "GFLOP/s", "");
+  for (const ShapeReport& report : reports) {
+    const double flops = report.problem.Flops();
+    auto gflops = [&](const char* impl) {
+      auto it = report.median_s.find(impl);
+      return it == report.median_s.end() || it->second <= 0 ? 0.0 : flops / it->second / 1e9;
+    };
+    const double mt = gflops("mtune");
+    auto ratio = [&](double other) { return mt > 0 && other > 0 ? mt / other : 0.0; };
+    const double dnn = gflops("onednn"), eig = gflops("eigen"), obl = gflops("openblas");
+    std::printf("%-6s %8s %6s | %8s %6s | %8s %6s | %8s %6s | %s\n",
+                absl::StrCat(report.size, "^3").c_str(), Cell(mt, "%.2f").c_str(),
+                Cell(peak_gflops > 0 ? 100 * mt / peak_gflops : 0, "%.1f%%").c_str(),
+                Cell(dnn, "%.2f").c_str(), Cell(ratio(dnn), "%.2f").c_str(),
+                Cell(eig, "%.2f").c_str(), Cell(ratio(eig), "%.2f").c_str(),
+                Cell(obl, "%.2f").c_str(), Cell(ratio(obl), "%.2f").c_str(),
+                report.best ? CompactKnobs(report.best->knobs).c_str() : "(no tuned kernel)");
+  }
+
+  bool any_tuned = false;
+  for (const ShapeReport& report : reports) any_tuned |= report.tuned;
+  if (any_tuned) {
+    std::printf("\ntuning (random search, seed %llu; per candidate: instantiate + compile + "
+                "verify + measure >= %.2f s, wall time)\n",
+                static_cast<unsigned long long>(flags.seed), flags.tune_min_time_s);
+    std::printf("%-6s %6s %4s %10s %10s %10s  %s\n", "shape", "tried", "ok", "median s",
+                "p90 s", "best GF/s", "failures");
+    for (const ShapeReport& report : reports) {
+      if (!report.tuned) continue;
+      std::vector<std::string> failures;
+      for (const auto& [status, count] : report.tuning.failures)
+        failures.push_back(absl::StrCat(status, " ", count));
+      std::printf("%-6s %6d %4d %10.3f %10.3f %10s  %s\n", absl::StrCat(report.size, "^3").c_str(),
+                  report.tuning.tried, report.tuning.ok, Median(report.tuning.candidate_s),
+                  Percentile(report.tuning.candidate_s, 0.9),
+                  Cell(report.best ? report.best->tuned_gflops : 0, "%.2f").c_str(),
+                  failures.empty() ? "-" : absl::StrJoin(failures, ", ").c_str());
+    }
+    for (const ShapeReport& report : reports) {
+      if (report.tuned && report.size == 512 && !report.tuning.candidate_s.empty()) {
+        const double median = Median(report.tuning.candidate_s);
+        std::printf("512^3 median time per candidate: %.3f s (goal <= 1 s: %s)\n", median,
+                    median <= 1.0 ? "met" : "NOT met");
+      }
+    }
+  }
+
+  std::printf("\n");
+  for (const ShapeReport& report : reports) {
+    if (report.best) std::printf("%lld^3 kernel: %s\n", static_cast<long long>(report.size),
+                                 report.best->origin.c_str());
+    for (const std::string& note : report.notes)
+      std::printf("%lld^3 note: %s\n", static_cast<long long>(report.size), note.c_str());
+  }
+}
+
+absl::Status WriteJson(const std::string& path, const std::vector<ShapeReport>& reports,
+                       const mtune::v1::Calibration& calibration, const std::string& fma_isa,
+                       const Flags& flags, const std::string& cpu_name) {
+  nlohmann::json root;
+  root["cpu"] = flags.cpu;
+  root["cpu_name"] = cpu_name;
+  root["fma_isa"] = fma_isa;
+  root["peak_gflops_f32"] = calibration.peak_gflops_f32();
+  root["rounds"] = flags.rounds;
+  root["repetitions_per_round"] = kRepetitionsPerRound;
+  root["min_time_s"] = flags.min_time_s;
+  root["source"] = flags.db.empty() ? "tuned" : flags.db;
+  nlohmann::json shapes = nlohmann::json::array();
+  for (const ShapeReport& report : reports) {
+    nlohmann::json shape;
+    shape["size"] = report.size;
+    shape["problem"] = report.problem.Key();
+    const double flops = report.problem.Flops();
+    nlohmann::json impls = nlohmann::json::object();
+    for (const auto& [impl, seconds] : report.median_s) {
+      impls[impl] = {{"median_s", seconds},
+                     {"gflops", flops / seconds / 1e9},
+                     {"round_medians_s", report.round_medians_s.at(impl)}};
+    }
+    shape["implementations"] = impls;
+    if (report.median_s.contains("mtune")) {
+      const double mt = report.median_s.at("mtune");
+      shape["mtune_fraction_of_peak"] = flops / mt / 1e9 / calibration.peak_gflops_f32();
+      for (const auto& [impl, seconds] : report.median_s)
+        if (impl != "mtune") shape["mtune_over_" + impl] = seconds / mt;
+    }
+    if (report.best) {
+      shape["best"] = {{"knobs", report.best->knobs},
+                       {"tuned_gflops", report.best->tuned_gflops},
+                       {"origin", report.best->origin}};
+    }
+    if (report.tuned) {
+      shape["tuning"] = {{"tried", report.tuning.tried},
+                         {"ok", report.tuning.ok},
+                         {"failures", report.tuning.failures},
+                         {"candidate_s", report.tuning.candidate_s},
+                         {"median_candidate_s", Median(report.tuning.candidate_s)},
+                         {"p90_candidate_s", Percentile(report.tuning.candidate_s, 0.9)}};
+    }
+    shape["notes"] = report.notes;
+    shapes.push_back(shape);
+  }
+  root["shapes"] = shapes;
+  std::ofstream out(path);
+  out << root.dump(2) << "\n";
+  out.close();
+  if (!out) return absl::UnavailableError(absl::StrCat("cannot write ", path));
+  return absl::OkStatus();
+}
+
+int Run(const Flags& flags) {
+  auto sizes = ParseShapes(flags.shapes);
+  if (!sizes.ok()) {
+    std::fprintf(stderr, "%s\n", std::string(sizes.status().message()).c_str());
+    return 2;
+  }
+  std::vector<ShapeReport> reports;
+  for (int64_t size : *sizes) {
+    auto problem = strategies::ParseProblemKey(
+        absl::StrFormat("matmul:m=%d,n=%d,k=%d:f32", size, size, size));
+    if (!problem.ok()) {
+      std::fprintf(stderr, "%s\n", problem.status().ToString().c_str());
+      return 2;
+    }
+    ShapeReport report;
+    report.size = size;
+    report.problem = *problem;
+    reports.push_back(std::move(report));
+  }
+
+  if (flags.cpu >= 0) {
+    if (absl::Status pinned = worker::PinCurrentThreadToCpu(flags.cpu); !pinned.ok()) {
+      std::fprintf(stderr, "cannot pin to cpu %d: %s (pick another with --cpu, -1 = no pinning)\n",
+                   flags.cpu, std::string(pinned.message()).c_str());
+      return 1;
+    }
+  }
+  std::vector<std::string> calibration_notes;
+  std::fprintf(stderr, "calibrating cpu %d...\n", flags.cpu);
+  const mtune::v1::Calibration calibration =
+      worker::Calibrate(worker::CalibrationOptions{}, &calibration_notes);
+  const std::string fma_isa = worker::FmaIsa();
+  for (const std::string& note : calibration_notes) std::fprintf(stderr, "  calibration: %s\n", note.c_str());
+  std::fprintf(stderr, "  FMA peak %.2f GFLOP/s (%s)\n", calibration.peak_gflops_f32(), fma_isa.c_str());
+
+  if (!flags.db.empty()) {
+    if (absl::Status loaded = LoadBest(flags.db, reports); !loaded.ok()) {
+      std::fprintf(stderr, "%s\n", loaded.ToString().c_str());
+      return 1;
+    }
+  } else {
+    worker::Measurer measurer;
+    for (ShapeReport& report : reports) {
+      std::fprintf(stderr, "tuning %s: %d candidates\n", report.problem.Key().c_str(), flags.trials);
+      if (absl::Status tuned = Tune(flags, calibration, measurer, report); !tuned.ok()) {
+        std::fprintf(stderr, "tuning %s failed: %s\n", report.problem.Key().c_str(),
+                     tuned.ToString().c_str());
+        return 1;
+      }
+    }
+  }
+
+  // Fixtures are kept until every registered benchmark has run.
+  std::vector<std::unique_ptr<ShapeFixture>> fixtures;
+  for (ShapeReport& report : reports) {
+    fixtures.push_back(std::make_unique<ShapeFixture>());
+    if (absl::Status registered = RegisterShape(flags, report, *fixtures.back()); !registered.ok()) {
+      std::fprintf(stderr, "%s\n", registered.ToString().c_str());
+      return 1;
+    }
+  }
+  std::fprintf(stderr, "side by side (%d rounds):\n", flags.rounds);
+  CollectingReporter reporter;
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+  benchmark::ClearRegisteredBenchmarks();
+  for (ShapeReport& report : reports) CollectTimes(flags, reporter, report);
+
+  const std::string cpu_name = worker::JitKernel::HostCpuName();
+  PrintTable(reports, calibration.peak_gflops_f32(), fma_isa, flags, cpu_name);
+  if (!flags.json.empty()) {
+    if (absl::Status written = WriteJson(flags.json, reports, calibration, fma_isa, flags, cpu_name);
+        !written.ok()) {
+      std::fprintf(stderr, "%s\n", written.ToString().c_str());
+      return 1;
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace mtune::bench
+
+int main(int argc, char** argv) {
+  mtune::bench::Flags flags;
+  CLI::App app{
+      "Tunes (or loads the tuned best for) cubic f32 matmuls and times each beside oneDNN, "
+      "Eigen and OpenBLAS, single-threaded on one pinned core, plus the measured FMA peak."};
+  app.add_option("--shapes", flags.shapes, "cubic sizes, comma-separated")->capture_default_str();
+  app.add_option("--trials", flags.trials, "candidates tuned per shape (random search)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--seed", flags.seed, "seed of the random search")->capture_default_str();
+  app.add_option("--db", flags.db,
+                 "instead of tuning, take the best script per shape from this coordinator "
+                 "store or exported best-strategy database");
+  app.add_option("--cpu", flags.cpu, "CPU the measuring thread is pinned to (-1: no pinning)")
+      ->capture_default_str();
+  app.add_option("--min-time", flags.min_time_s,
+                 "seconds of timed calls per side-by-side measurement (one round of one library)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--tune-min-time", flags.tune_min_time_s,
+                 "seconds of timed calls per tuning candidate (the coordinator's default)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--rounds", flags.rounds, "interleaved side-by-side rounds per shape")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--json", flags.json, "also write the results as JSON to this file");
+  CLI11_PARSE(app, argc, argv);
+
+  // Google Benchmark only times the loops; its own flags are not exposed.
+  char program[] = "mtune-bench-matmul";
+  char* benchmark_argv[] = {program, nullptr};
+  int benchmark_argc = 1;
+  benchmark::Initialize(&benchmark_argc, benchmark_argv);
+  const int code = mtune::bench::Run(flags);
+  benchmark::Shutdown();
+  return code;
+}
