@@ -51,15 +51,12 @@ absl::StatusOr<MeasureOutcome> MeasureLocally(const MeasureRequest& request) {
   if (!resolved.ok()) return resolved.status();
   MeasureOutcome outcome = *std::move(resolved);
   auto problem = strategies::ParseProblemKey(request.problem);
+  if (!problem.ok()) return problem.status();
   worker::Sandbox sandbox(request.sandbox_argv);
   if (request.calibrate) {
-    mtune::v1::SandboxRequest calibrate;
-    calibrate.set_calibrate(true);
-    auto calibrated = sandbox.Call(calibrate, 120);
-    if (!calibrated.ok()) return calibrated.status();
-    if (!calibrated->has_calibration())
-      return absl::InternalError("calibration failed: " + calibrated->result().error());
-    outcome.calibration = calibrated->calibration();
+    auto calibration = sandbox.Calibrate();
+    if (!calibration.ok()) return calibration.status();
+    outcome.calibration = *calibration;
   }
   mtune::v1::SandboxRequest measure;
   measure.mutable_measure()->set_problem(problem->Key());

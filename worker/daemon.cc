@@ -53,13 +53,9 @@ absl::Status WorkerDaemon::Run() {
   Sandbox sandbox(options_.sandbox_argv);
 
   // Calibrate once, on the pinned core, before offering to measure anything.
-  mtune::v1::SandboxRequest calibrate;
-  calibrate.set_calibrate(true);
-  auto calibrated = sandbox.Call(calibrate, 120);
+  auto calibrated = sandbox.Calibrate();
   if (!calibrated.ok()) return calibrated.status();
-  if (!calibrated->has_calibration())
-    return absl::InternalError("calibration failed: " + calibrated->result().error());
-  const mtune::v1::Calibration calibration = calibrated->calibration();
+  const mtune::v1::Calibration calibration = *calibrated;
   Log(name, absl::StrCat("calibrated: f32 FMA peak ", calibration.peak_gflops_f32(), " GFLOP/s"));
 
   auto channel = grpc::CreateChannel(options_.coordinator, grpc::InsecureChannelCredentials());

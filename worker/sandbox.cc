@@ -157,6 +157,16 @@ absl::StatusOr<mtune::v1::SandboxResponse> Sandbox::Call(const mtune::v1::Sandbo
   return response;
 }
 
+absl::StatusOr<mtune::v1::Calibration> Sandbox::Calibrate(double timeout_s) {
+  mtune::v1::SandboxRequest request;
+  request.set_calibrate(true);
+  auto response = Call(request, timeout_s);
+  if (!response.ok()) return response.status();
+  if (!response->has_calibration())
+    return absl::InternalError("calibration failed: " + response->result().error());
+  return response->calibration();
+}
+
 int RunSandboxServer(int in_fd, int out_fd, int cpu) {
   if (cpu >= 0) {
     if (absl::Status s = PinCurrentThreadToCpu(cpu); !s.ok()) {

@@ -31,6 +31,9 @@ class Sandbox {
   absl::StatusOr<mtune::v1::SandboxResponse> Call(const mtune::v1::SandboxRequest& request,
                                                   double timeout_s);
 
+  // Measures the machine's ceilings in the child (on its pinned core).
+  absl::StatusOr<mtune::v1::Calibration> Calibrate(double timeout_s = 120);
+
   // Pid of the running child, or -1.
   pid_t child_pid() const { return pid_; }
 
