@@ -54,21 +54,40 @@ TEST(KnobSpace, DefaultsOfALargeProblemAreTheTemplateSelection) {
   ASSERT_TRUE(defaults.has_value());
   EXPECT_EQ(defaults->at("tile_m1"), "64");
   EXPECT_EQ(defaults->at("contraction_lowering"), "outerproduct");
-  EXPECT_EQ(space->Size(), 6u * 5 * 5 * 4 * 3 * 3 * 2);
+  EXPECT_EQ(space->Size(), 6u * 5 * 5 * 4 * 2 * 3 * 2);
 }
 
 TEST(KnobSpace, ConstraintPrunesANonDividingInnerTile) {
   auto problem = ParseProblemKey("matmul:m=512,n=512,k=512:f32");
-  auto space = ExtractKnobSpace(MatmulTemplate(), *problem);
-  ASSERT_TRUE(space.ok());
-  KnobValues v = *space->Defaults();
-  EXPECT_TRUE(space->SatisfiesConstraints(v));
-  v["tile_n1"] = "32";
-  v["tile_n2"] = "64";  // 64 does not divide 32
-  EXPECT_FALSE(space->SatisfiesConstraints(v));
-  absl::Status s = space->Check(v);
+  const char* text = R"mlir(module attributes {transform.with_named_sequence} {
+    transform.named_sequence @__transform_main(%r: !transform.any_op {transform.readonly}) {
+      %o = transform.tune.knob<"outer"> options = [4, 6, 8] -> !transform.param<i64>
+      %i = transform.tune.knob<"inner"> options = [2, 4] {mtune.divides = "outer"} -> !transform.param<i64>
+      transform.yield
+    } })mlir";
+  auto space = ExtractKnobSpace(text, *problem);
+  ASSERT_TRUE(space.ok()) << space.status();
+  EXPECT_EQ(space->knobs[1].divides, "outer");
+  EXPECT_TRUE(space->SatisfiesConstraints({{"outer", "8"}, {"inner", "4"}}));
+  EXPECT_TRUE(space->SatisfiesConstraints({{"outer", "6"}, {"inner", "2"}}));
+  KnobValues bad = {{"outer", "6"}, {"inner", "4"}};  // 4 does not divide 6
+  EXPECT_FALSE(space->SatisfiesConstraints(bad));
+  absl::Status s = space->Check(bad);
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_NE(s.message().find("must divide"), std::string::npos) << s;
+  EXPECT_NE(s.message().find("inner=4 must divide outer=6"), std::string::npos) << s;
+  // Instantiation refuses it too, so it never reaches a compile.
+  EXPECT_FALSE(Instantiate(text, *problem, bad).ok());
+}
+
+TEST(KnobSpace, DanglingConstraintIsAnError) {
+  auto problem = ParseProblemKey("matmul:m=8,n=8,k=8:f32");
+  const char* text = R"mlir(module attributes {transform.with_named_sequence} {
+    transform.named_sequence @__transform_main(%r: !transform.any_op {transform.readonly}) {
+      %i = transform.tune.knob<"inner"> options = [2, 4] {mtune.divides = "nope"} -> !transform.param<i64>
+      transform.yield
+    } })mlir";
+  EXPECT_NE(ExtractKnobSpace(text, *problem).status().message().find("which does not exist"),
+            std::string::npos);
 }
 
 TEST(Instantiate, SetsEverySelectionAndVerifies) {
