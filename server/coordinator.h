@@ -58,7 +58,7 @@ class Coordinator {
   // --- worker side ---
   absl::StatusOr<mtune::v1::RegisterResponse> Register(const mtune::v1::RegisterRequest& request);
   // Blocks until a task is available for the (idle) worker, the worker is
-  // unknown, `is_cancelled` returns true or `timeout_s` passes (nullopt).
+  // unknown (NotFound) or `timeout_s` passes (nullopt); leases the task.
   absl::StatusOr<std::optional<mtune::v1::Task>> NextTask(const std::string& worker_id,
                                                           double timeout_s);
   // The worker's lease stream closed: its unfinished task goes back to the queue.
@@ -108,7 +108,8 @@ class Coordinator {
     double deadline = 0;  // monotonic seconds
   };
 
-  // Builds the runtime state of a job (validated spec); skips `measured` hashes.
+  // Validates `spec` and builds the job's runtime state; when `resuming`, the
+  // candidates the store already holds for the job are never proposed again.
   absl::StatusOr<std::unique_ptr<JobRun>> PlanJob(int64_t job_id, const mtune::v1::JobSpec& spec,
                                                   bool resuming) const;
   // Tops up the queue from each problem's search (caller holds mu_).
