@@ -73,6 +73,7 @@ absl::StatusOr<std::unique_ptr<Coordinator::JobRun>> Coordinator::PlanJob(
 
     auto run = std::make_unique<ProblemRun>();
     run->problem = *problem;
+    run->template_name = tpl->name;
     run->template_text = tpl->text;
     run->knobs = *knobs;
     run->space = ToSearchSpace(*knobs);
@@ -216,15 +217,11 @@ void Coordinator::RefillLocked(JobRun& job) {
         break;
       }
       auto values = search::ValuesFromPoint(run->space, points[0]);
-      const std::string template_name =
-          job.spec.template_name().empty()
-              ? strategies::DefaultTemplateFor(run->problem.family)->name
-              : job.spec.template_name();
       mtune::v1::Task task;
       task.set_task_id(next_task_id_++);
       task.set_job_id(job.id);
       task.set_problem(run->problem.Key());
-      *task.mutable_candidate() = strategies::MakeCandidate(template_name, *values);
+      *task.mutable_candidate() = strategies::MakeCandidate(run->template_name, *values);
       task.set_time_limit_s(options_.task_time_limit_s);
       task.set_min_measure_s(options_.min_measure_s);
       ++run->proposed;

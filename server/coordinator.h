@@ -77,6 +77,7 @@ class Coordinator {
   };
   struct ProblemRun {
     strategies::Problem problem;
+    std::string template_name;
     std::string template_text;
     strategies::KnobSpace knobs;
     search::Space space;
