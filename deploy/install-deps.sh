@@ -13,6 +13,8 @@ packages=(
   libsqlite3-dev sqlite3 libabsl-dev
   # Libraries used in place of hand-written ones.
   libcli11-dev nlohmann-json3-dev libfmt-dev
+  # Gradient-boosted cost model of the `model` search (C API).
+  libxgboost-dev
   # Tests and benchmarks (the libraries mtune is compared against).
   libgtest-dev libgmock-dev libbenchmark-dev libdnnl-dev libeigen3-dev libopenblas-dev
 )

@@ -1,10 +1,15 @@
 #include "search/search.h"
 
 #include <algorithm>
+#include <cmath>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "search/annealing.h"
 #include "search/exhaustive.h"
+#include "search/genetic.h"
+#include "search/model.h"
 #include "search/random.h"
 
 namespace mtune::search {
@@ -21,7 +26,10 @@ struct Entry {
 
 // Sorted by name; the one place a new algorithm is registered.
 constexpr Entry kAlgorithms[] = {
+    {"annealing", &MakeAnnealingSearch},
     {"exhaustive", &MakeExhaustiveSearch},
+    {"genetic", &MakeGeneticSearch},
+    {"model", &MakeModelSearch},
     {"random", &MakeRandomSearch},
 };
 
@@ -37,6 +45,19 @@ absl::Status ValidatePoints(const Space& space, const std::vector<Point>& points
 }
 
 }  // namespace
+
+std::vector<double> KnobFeatures(const Space& space, const Point& point) {
+  std::vector<double> features;
+  features.reserve(point.size());
+  for (size_t i = 0; i < point.size() && i < space.knobs.size(); ++i) {
+    double value = 0;
+    const std::string& option = space.knobs[i].options[point[i]];
+    // Tile sizes act multiplicatively, so their log is the natural scale.
+    features.push_back(absl::SimpleAtod(option, &value) && value > 0 ? std::log2(value)
+                                                                     : static_cast<double>(point[i]));
+  }
+  return features;
+}
 
 std::vector<std::string> SearchAlgorithmNames() {
   std::vector<std::string> names;
@@ -64,6 +85,10 @@ absl::StatusOr<std::unique_ptr<SearchAlgorithm>> MakeSearch(std::string_view nam
           ValidatePoints(space, options.already_measured, "already_measured");
       !status.ok()) {
     return status;
+  }
+  if (options.genetic.mutation_rate < 0 || options.genetic.mutation_rate > 1 ||
+      options.model.exploration < 0 || options.model.exploration > 1) {
+    return absl::InvalidArgumentError("mutation_rate and exploration must lie in [0, 1]");
   }
   if (options.max_consecutive_rejections == 0) {
     return absl::InvalidArgumentError("max_consecutive_rejections must be positive");

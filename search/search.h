@@ -40,9 +40,50 @@ class SearchAlgorithm {
   // The best OK observation so far (first one wins ties); nullopt before any.
   virtual std::optional<Observation> Best() const = 0;
 
-  // The registry name this algorithm was made under ("exhaustive", "random").
+  // The registry name this algorithm was made under ("exhaustive", "random", ...).
   virtual std::string_view name() const = 0;
 };
+
+// Classic tensor-compiler genetic search: a generation is `population` measured
+// candidates; children come from three parents picked with probability proportional
+// to fitness (GFLOP/s), one gene from a parent chosen uniformly per knob, each gene
+// then mutated to a random option with probability `mutation_rate`. The best
+// `elites` ever measured stay parents in every generation.
+struct GeneticParams {
+  uint32_t population = 16;
+  uint32_t elites = 2;
+  double mutation_rate = 0.1;
+  // Stop proposing after this many generations (0: until the space or budget ends).
+  uint32_t generations = 0;
+};
+
+// Simulated annealing over knob neighbourhoods (one knob moved to an adjacent option,
+// sometimes to any option). A worse neighbour is accepted with probability
+// exp(-(loss relative to the best) / temperature); the temperature decays per result.
+struct AnnealingParams {
+  double initial_temperature = 0.1;
+  double cooling = 0.97;
+  // Results without a new current point before restarting from the best.
+  uint32_t restart_after = 24;
+};
+
+// Cost-model guided search: gradient-boosted trees (xgboost) trained on every result,
+// an ensemble of `ensemble` models giving mean and spread, batches of `batch` points
+// chosen by expected improvement, a fraction `exploration` of them at random.
+struct ModelParams {
+  uint32_t initial_random = 16;
+  uint32_t batch = 8;
+  double exploration = 0.1;
+  uint32_t ensemble = 4;
+  uint32_t trees = 40;
+  uint32_t max_depth = 5;
+  // Spaces larger than this are scored on a random sample of this many unseen points
+  // (plus the neighbours of the best ones) instead of every point.
+  uint32_t pool = 20000;
+};
+
+// Features of a point for the cost model: one row, the same length for every point.
+using FeatureFn = std::function<std::vector<double>(const Point&)>;
 
 // How an algorithm is seeded and constrained.
 struct SearchOptions {
@@ -59,7 +100,17 @@ struct SearchOptions {
   // Randomised sampling of spaces too large to enumerate gives up (reports the space
   // as spent) after this many consecutive duplicate or invalid draws.
   uint64_t max_consecutive_rejections = 100000;
+  GeneticParams genetic;
+  AnnealingParams annealing;
+  ModelParams model;
+  // Cost-model features (problem dimensions, tile footprints, ...). Empty = the knob
+  // values themselves (log2 of numeric options, else the option index).
+  FeatureFn features;
 };
+
+// The default features of `point`: per knob, log2 of a positive numeric option, else
+// its option index.
+std::vector<double> KnobFeatures(const Space& space, const Point& point);
 
 // Names accepted by MakeSearch, sorted.
 std::vector<std::string> SearchAlgorithmNames();

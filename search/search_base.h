@@ -33,10 +33,12 @@ class SearchBase : public SearchAlgorithm {
 
   const Space& space() const { return space_; }
 
- private:
   // Unseen and valid: worth proposing.
   bool Acceptable(const Point& point) const;
+  // Proposed before, measured before, or observed.
+  bool Seen(const Point& point) const { return seen_.contains(point); }
 
+ private:
   const std::string name_;
   const Space space_;
   const std::function<bool(const Point&)> is_valid_;

@@ -150,7 +150,8 @@ TEST_P(EveryAlgorithm, HugeSpaceProposesDistinctPointsQuickly) {
   EXPECT_EQ(std::set<Point>(all.begin(), all.end()).size(), 5000u);
 }
 
-INSTANTIATE_TEST_SUITE_P(Search, EveryAlgorithm, ::testing::Values("exhaustive", "random"),
+INSTANTIATE_TEST_SUITE_P(Search, EveryAlgorithm,
+                         ::testing::Values("annealing", "exhaustive", "genetic", "model", "random"),
                          [](const auto& info) { return info.param; });
 
 TEST(Exhaustive, IsLexicographic) {
@@ -233,12 +234,14 @@ TEST(Random, ShuffleLimitBoundaryStillCoversEverything) {
 
 TEST(MakeSearch, UnknownNameListsTheValidOnes) {
   absl::StatusOr<std::unique_ptr<SearchAlgorithm>> search =
-      MakeSearch("annealing", SmallSpace(), {});
+      MakeSearch("bayesian", SmallSpace(), {});
   ASSERT_FALSE(search.ok());
   EXPECT_EQ(search.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(search.status().message(), HasSubstr("annealing"));
-  EXPECT_THAT(search.status().message(), HasSubstr("exhaustive, random"));
-  EXPECT_THAT(SearchAlgorithmNames(), ElementsAre("exhaustive", "random"));
+  EXPECT_THAT(search.status().message(), HasSubstr("bayesian"));
+  EXPECT_THAT(search.status().message(),
+              HasSubstr("annealing, exhaustive, genetic, model, random"));
+  EXPECT_THAT(SearchAlgorithmNames(),
+              ElementsAre("annealing", "exhaustive", "genetic", "model", "random"));
 }
 
 TEST(MakeSearch, RejectsPointsThatDoNotFit) {

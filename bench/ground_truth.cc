@@ -1,0 +1,213 @@
+// mtune-ground-truth: measures every candidate of one (optionally restricted) knob
+// space on this machine and writes a ground-truth table (bench/ground_truth_table.h)
+// that mtune-bench-search replays. Candidates run in the worker's sandbox process
+// (a crash or hang costs one row, not the run), in a seeded random order so that
+// slow drifts of a noisy machine spread over the space instead of biasing a region.
+// An existing --out file is resumed: rows already there are not measured again.
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <random>
+#include <set>
+#include <sstream>
+
+#include "CLI/CLI.hpp"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "bench/ground_truth_table.h"
+#include "search/space.h"
+#include "strategies/candidate.h"
+#include "strategies/knob_space.h"
+#include "strategies/problem.h"
+#include "strategies/template_library.h"
+#include "worker/sandbox.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+int Fail(const std::string& message) {
+  fprintf(stderr, "mtune-ground-truth: %s\n", message.c_str());
+  return 1;
+}
+
+std::string CpuModel() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("model name", 0) == 0) return std::string(absl::StripAsciiWhitespace(line.substr(line.find(':') + 1)));
+  return "unknown";
+}
+
+std::string Today() {
+  std::time_t now = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  return buf;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"mtune-ground-truth: measure every candidate of a knob space into a table"};
+  std::string problem_key, template_name, template_file, out;
+  std::vector<std::string> restrictions;
+  int cpu = 1;
+  double min_time_s = 0.05, time_limit_s = 60;
+  uint64_t limit = 0, seed = 1;
+  bool calibrate = true;
+  app.add_option("--problem", problem_key, "problem key, e.g. matmul:m=256,n=256,k=256:f32 (required)");
+  app.add_option("--template", template_name, "built-in template (default: the family's)");
+  app.add_option("--template-file", template_file, "template file instead of a built-in one");
+  app.add_option("--restrict", restrictions,
+                 "NAME=V1,V2,... keep only these options of a knob (repeatable)");
+  app.add_option("--out", out, "table to write, resumed when it exists (required)");
+  app.add_option("--cpu", cpu, "core the sandbox pins to (-1: none)")->capture_default_str();
+  app.add_option("--min-time", min_time_s, "minimum timed seconds per candidate")->capture_default_str();
+  app.add_option("--time-limit", time_limit_s, "seconds per candidate before TIMEOUT")->capture_default_str();
+  app.add_option("--limit", limit, "measure at most this many new candidates (0: all)");
+  app.add_option("--seed", seed, "seed of the measuring order")->capture_default_str();
+  app.add_flag("!--no-calibrate", calibrate, "skip calibration (no roofline figures)");
+  bool sandbox_mode = false;
+  int sandbox_cpu = -1;
+  app.add_flag("--sandbox", sandbox_mode)->group("");
+  app.add_option("--sandbox-cpu", sandbox_cpu)->group("");
+  CLI11_PARSE(app, argc, argv);
+  if (sandbox_mode)
+    return mtune::worker::RunSandboxServer(mtune::worker::kSandboxRequestFd,
+                                           mtune::worker::kSandboxResponseFd, sandbox_cpu);
+  // Checked here rather than by CLI11 because the sandbox mode above takes neither.
+  if (problem_key.empty() || out.empty()) return Fail("--problem and --out are required (see --help)");
+
+  auto problem = mtune::strategies::ParseProblemKey(problem_key);
+  if (!problem.ok()) return Fail(std::string(problem.status().message()));
+  auto tpl = template_name.empty() ? mtune::strategies::DefaultTemplateFor(problem->family)
+                                   : mtune::strategies::FindTemplate(template_name);
+  if (!tpl.ok()) return Fail(std::string(tpl.status().message()));
+  if (!template_file.empty()) {
+    std::ifstream in(template_file);
+    if (!in) return Fail("cannot read " + template_file);
+    std::stringstream text;
+    text << in.rdbuf();
+    tpl->text = text.str();
+  }
+  auto knobs = mtune::strategies::ExtractKnobSpace(tpl->text, *problem);
+  if (!knobs.ok()) return Fail(std::string(knobs.status().message()));
+  for (const std::string& r : restrictions) {
+    std::pair<std::string, std::string> kv = absl::StrSplit(r, absl::MaxSplits('=', 1));
+    auto knob = std::find_if(knobs->knobs.begin(), knobs->knobs.end(),
+                             [&](const auto& k) { return k.name == kv.first; });
+    if (knob == knobs->knobs.end()) return Fail("--restrict: no knob '" + kv.first + "'");
+    std::vector<std::string> keep;
+    for (absl::string_view v : absl::StrSplit(kv.second, ',', absl::SkipEmpty())) {
+      if (std::find(knob->options.begin(), knob->options.end(), v) == knob->options.end())
+        return Fail(absl::StrCat("--restrict: knob ", kv.first, " has no option '", std::string(v), "'"));
+      keep.emplace_back(v);
+    }
+    if (keep.empty()) return Fail("--restrict " + r + ": no options left");
+    // Keep template order.
+    std::erase_if(knob->options, [&](const std::string& o) {
+      return std::find(keep.begin(), keep.end(), o) == keep.end();
+    });
+  }
+  mtune::search::Space space;
+  for (const auto& k : knobs->knobs) space.knobs.push_back({k.name, k.options});
+  const uint64_t size = mtune::search::SpaceSize(space);
+  if (size > (uint64_t{1} << 24)) return Fail(absl::StrCat("space of ", size, " candidates is too large"));
+
+  // Valid candidates in a seeded random order.
+  std::vector<uint64_t> order;
+  for (uint64_t i = 0; i < size; ++i) {
+    auto values = mtune::search::ValuesFromPoint(space, mtune::search::PointAtIndex(space, i));
+    if (values.ok() && knobs->SatisfiesConstraints(*values)) order.push_back(i);
+  }
+  std::mt19937_64 rng(seed);
+  for (size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[rng() % i]);
+
+  std::set<uint64_t> done;
+  const bool resuming = access(out.c_str(), F_OK) == 0;
+  if (resuming) {
+    auto table = mtune::bench::ReadGroundTruth(out);
+    if (!table.ok()) return Fail(std::string(table.status().message()));
+    if (mtune::bench::FormatSpace(table->space) != mtune::bench::FormatSpace(space))
+      return Fail(out + " holds another knob space; remove it or choose another --out");
+    for (const auto& row : table->rows) done.insert(row.index);
+  }
+  std::ofstream file(out, std::ios::app);
+  if (!file) return Fail("cannot write " + out);
+
+  mtune::worker::Sandbox sandbox({"/proc/self/exe", "--sandbox", "--sandbox-cpu", std::to_string(cpu)});
+  mtune::v1::Calibration calibration;
+  if (calibrate) {
+    auto c = sandbox.Calibrate();
+    if (!c.ok()) return Fail(std::string(c.status().message()));
+    calibration = *c;
+  }
+  if (!resuming) {
+    char host[256] = "";
+    gethostname(host, sizeof host - 1);
+    file << "# mtune ground-truth table v1\n"
+         << "# problem: " << problem->Key() << "\n"
+         << "# template: " << tpl->name << (template_file.empty() ? "" : " (file " + template_file + ")") << "\n"
+         << "# template_hash: " << mtune::strategies::StableHash(tpl->text) << "\n"
+         << "# restrict: " << absl::StrJoin(restrictions, " ") << "\n"
+         << "# knobs: " << mtune::bench::FormatSpace(space) << "\n"
+         << "# valid_candidates: " << order.size() << "\n"
+         << "# machine: " << CpuModel() << " (host " << host << ", " << sysconf(_SC_NPROCESSORS_ONLN) << " cpus)\n"
+         << "# peak_gflops_f32: " << calibration.peak_gflops_f32() << "\n"
+         << "# date: " << Today() << "\n"
+         << "# timing: min_time_s=" << min_time_s << " time_limit_s=" << time_limit_s << " cpu=" << cpu << "\n"
+         << mtune::bench::kGroundTruthColumns << "\n";
+    file.flush();
+  }
+  const size_t todo = std::count_if(order.begin(), order.end(), [&](uint64_t i) { return !done.contains(i); });
+  const size_t goal = limit == 0 ? todo : std::min<size_t>(todo, limit);
+  fprintf(stderr, "mtune-ground-truth: %s: %zu valid candidates of %llu, %zu already measured, measuring %zu\n",
+          problem->Key().c_str(), order.size(), static_cast<unsigned long long>(size), done.size(), goal);
+  const auto start = Clock::now();
+  size_t measured = 0;
+  for (uint64_t index : order) {
+    if (measured == goal) break;
+    if (done.contains(index)) continue;
+    auto values = mtune::search::ValuesFromPoint(space, mtune::search::PointAtIndex(space, index));
+    mtune::v1::SandboxRequest request;
+    auto* task = request.mutable_measure();
+    task->set_problem(problem->Key());
+    *task->mutable_candidate() = mtune::strategies::MakeCandidate(tpl->name, *values);
+    auto script = mtune::strategies::Instantiate(tpl->text, *problem, *values);
+    mtune::bench::GroundTruthRow row;
+    row.index = index;
+    row.candidate_json = task->candidate().canonical_json();
+    if (!script.ok()) {
+      row.status = "INVALID_CANDIDATE";
+    } else {
+      task->set_script(*script);
+      task->set_time_limit_s(time_limit_s);
+      task->set_min_measure_s(min_time_s);
+      *request.mutable_calibration() = calibration;
+      auto response = sandbox.Call(request, time_limit_s);
+      if (!response.ok()) return Fail(std::string(response.status().message()));
+      const auto& r = response->result();
+      row.status = mtune::v1::ResultStatus_Name(r.status()).substr(strlen("RESULT_STATUS_"));
+      row.median_s = r.timing().median_s();
+      row.gflops = r.gflops();
+      row.compile_s = r.compile_s();
+    }
+    file << mtune::bench::FormatRow(row) << "\n";
+    file.flush();
+    ++measured;
+    if (measured % 10 == 0 || measured == goal) {
+      const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+      fprintf(stderr, "mtune-ground-truth: %zu/%zu measured, %.0f s elapsed, ~%.0f s left\n", measured,
+              goal, elapsed, elapsed / measured * (goal - measured));
+    }
+  }
+  return 0;
+}

@@ -1,0 +1,183 @@
+// mtune-bench-search: replays search algorithms on ground-truth tables (every
+// candidate of a space measured once, see bench/ground_truth_table.h) over many
+// seeds, and prints per algorithm the median number of trials to reach 95% and 99%
+// of the best measured candidate, and the best found within 5% of the space. No
+// compiling here: a "trial" looks the candidate up in the table, so the figures
+// are about search, and identical on every machine for the same tables.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "CLI/CLI.hpp"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "bench/ground_truth_table.h"
+#include "nlohmann/json.hpp"
+#include "search/search.h"
+#include "strategies/features.h"
+#include "strategies/problem.h"
+
+namespace {
+
+using mtune::search::Point;
+
+struct Replay {
+  // Best-so-far after each trial (0 before any OK result).
+  std::vector<double> best;
+  double search_s = 0;  // time spent inside Propose/Observe
+};
+
+struct Truth {
+  std::string name;
+  mtune::bench::GroundTruthTable table;
+  std::map<uint64_t, const mtune::bench::GroundTruthRow*> by_index;
+  mtune::strategies::Problem problem;
+  double optimum = 0;
+};
+
+Replay Run(const Truth& truth, const std::string& algorithm, uint64_t seed, size_t batch,
+           size_t max_trials) {
+  const auto& space = truth.table.space;
+  mtune::search::SearchOptions options;
+  options.seed = seed;
+  // Candidates outside the table are what constraints pruned when it was measured.
+  options.is_valid = [&](const Point& p) {
+    return truth.by_index.contains(mtune::search::IndexOfPoint(space, p));
+  };
+  options.features = [&](const Point& p) {
+    auto values = mtune::search::ValuesFromPoint(space, p);
+    return mtune::strategies::CandidateFeatures(truth.problem, *values);
+  };
+  Replay replay;
+  auto search = mtune::search::MakeSearch(algorithm, space, options);
+  if (!search.ok()) {
+    fprintf(stderr, "mtune-bench-search: %s\n", search.status().ToString().c_str());
+    std::exit(1);
+  }
+  double best = 0;
+  using Clock = std::chrono::steady_clock;
+  while (replay.best.size() < max_trials) {
+    auto start = Clock::now();
+    std::vector<Point> points = (*search)->Propose(std::min(batch, max_trials - replay.best.size()));
+    replay.search_s += std::chrono::duration<double>(Clock::now() - start).count();
+    if (points.empty()) break;
+    std::vector<mtune::search::Observation> results;
+    for (const Point& p : points) {
+      const auto* row = truth.by_index.at(mtune::search::IndexOfPoint(space, p));
+      const bool ok = row->status == "OK";
+      results.push_back({p, ok, row->gflops});
+      if (ok) best = std::max(best, row->gflops);
+      replay.best.push_back(best);
+    }
+    start = Clock::now();
+    (*search)->Observe(results);
+    replay.search_s += std::chrono::duration<double>(Clock::now() - start).count();
+  }
+  return replay;
+}
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n == 0 ? NAN : n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// First trial (1-based) whose best reaches `fraction` of the optimum; beyond the run
+// (never reached) counts as one more than the candidates there are.
+double TrialsTo(const Replay& r, double optimum, double fraction, size_t never) {
+  for (size_t i = 0; i < r.best.size(); ++i)
+    if (r.best[i] >= fraction * optimum) return static_cast<double>(i + 1);
+  return static_cast<double>(never);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"mtune-bench-search: replay search algorithms on measured ground-truth tables"};
+  std::vector<std::string> tables;
+  std::string algorithms = "random,exhaustive,genetic,annealing,model";
+  int seeds = 20;
+  size_t batch = 4;
+  std::string json_out;
+  app.add_option("tables", tables, "ground-truth tables (bench/data/*.csv)")->required();
+  app.add_option("--algorithms", algorithms, "comma-separated")->capture_default_str();
+  app.add_option("--seeds", seeds, "seeds per algorithm")->capture_default_str();
+  app.add_option("--batch", batch,
+                 "points proposed before their results are observed (a worker pool's window)")
+      ->capture_default_str();
+  app.add_option("--json", json_out, "also write the figures as JSON here");
+  CLI11_PARSE(app, argc, argv);
+
+  nlohmann::json report = nlohmann::json::array();
+  for (const std::string& path : tables) {
+    Truth truth;
+    truth.name = path;
+    auto table = mtune::bench::ReadGroundTruth(path);
+    if (!table.ok()) {
+      fprintf(stderr, "mtune-bench-search: %s\n", table.status().ToString().c_str());
+      return 1;
+    }
+    truth.table = *std::move(table);
+    auto problem = mtune::strategies::ParseProblemKey(truth.table.header["problem"]);
+    if (!problem.ok()) {
+      fprintf(stderr, "mtune-bench-search: %s: %s\n", path.c_str(), problem.status().ToString().c_str());
+      return 1;
+    }
+    truth.problem = *problem;
+    size_t ok = 0;
+    for (const auto& row : truth.table.rows) {
+      truth.by_index[row.index] = &row;
+      if (row.status == "OK") ++ok, truth.optimum = std::max(truth.optimum, row.gflops);
+    }
+    const size_t n = truth.by_index.size();
+    const size_t five_percent = std::max<size_t>(1, static_cast<size_t>(std::ceil(0.05 * n)));
+    printf("\n%s: %s, %zu candidates (%zu OK), best %.2f GFLOP/s; %d seeds, batch %zu\n",
+           path.c_str(), truth.problem.Key().c_str(), n, ok, truth.optimum, seeds, batch);
+    printf("%-11s %12s %12s %16s %16s %12s\n", "algorithm", "trials->95%", "trials->99%",
+           "best@5% (% opt)", "p(95% by 5%)", "search ms/tr");
+    std::map<std::string, double> median95;
+    for (absl::string_view name : absl::StrSplit(algorithms, ',', absl::SkipEmpty())) {
+      std::vector<double> t95, t99, at5, hit;
+      double search_s = 0, trials = 0;
+      for (int s = 0; s < seeds; ++s) {
+        const Replay r = Run(truth, std::string(name), static_cast<uint64_t>(s), batch, n);
+        t95.push_back(TrialsTo(r, truth.optimum, 0.95, n + 1));
+        t99.push_back(TrialsTo(r, truth.optimum, 0.99, n + 1));
+        const double b5 = r.best.empty() ? 0 : r.best[std::min(five_percent, r.best.size()) - 1];
+        at5.push_back(100 * b5 / truth.optimum);
+        hit.push_back(t95.back() <= five_percent ? 1 : 0);
+        search_s += r.search_s;
+        trials += r.best.size();
+      }
+      double p_hit = 0;
+      for (double h : hit) p_hit += h;
+      p_hit /= hit.size();
+      median95[std::string(name)] = Median(t95);
+      printf("%-11s %12.1f %12.1f %16.1f %16.2f %12.3f\n", std::string(name).c_str(), Median(t95),
+             Median(t99), Median(at5), p_hit, 1e3 * search_s / std::max(1.0, trials));
+      report.push_back({{"table", path}, {"problem", truth.problem.Key()}, {"candidates", n},
+                        {"algorithm", std::string(name)}, {"seeds", seeds}, {"batch", batch},
+                        {"median_trials_to_95", Median(t95)}, {"median_trials_to_99", Median(t99)},
+                        {"median_best_at_5pct", Median(at5)}, {"p_95_within_5pct", p_hit},
+                        {"search_ms_per_trial", 1e3 * search_s / std::max(1.0, trials)}});
+    }
+    printf("5%% of the space = %zu trials.", five_percent);
+    if (median95.contains("random") && median95.contains("model"))
+      printf(" random/model trials to 95%%: %.1fx (goal >= 3).", median95["random"] / median95["model"]);
+    if (median95.contains("random") && median95.contains("genetic"))
+      printf(" random/genetic: %.1fx (goal > 1).", median95["random"] / median95["genetic"]);
+    printf("\n");
+  }
+  if (!json_out.empty()) {
+    FILE* f = fopen(json_out.c_str(), "w");
+    if (!f) return 1;
+    fprintf(f, "%s\n", report.dump(2).c_str());
+    fclose(f);
+  }
+  return 0;
+}

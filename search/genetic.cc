@@ -1,0 +1,118 @@
+#include "search/genetic.h"
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+
+#include "search/sampler.h"
+#include "search/search_base.h"
+
+namespace mtune::search {
+namespace {
+
+// Children tried per proposal before falling back to a random point: in a crowded
+// neighbourhood most children are duplicates or break constraints.
+constexpr int kChildAttempts = 64;
+
+// Results arrive asynchronously (a worker pool keeps several candidates in flight), so
+// a generation is "the last `population` results" rather than a lock-step batch:
+// the parents are those plus the elites, and every proposal is a fresh child of them.
+// Until the first generation is measured, children are random points.
+class GeneticSearch final : public SearchBase {
+ public:
+  GeneticSearch(const Space& space, const SearchOptions& options)
+      : SearchBase("genetic", space, options),
+        params_(options.genetic),
+        sampler_(this->space(), options.seed),
+        max_rejections_(options.max_consecutive_rejections) {
+    params_.population = std::max<uint32_t>(params_.population, 3);
+    params_.elites = std::min(params_.elites, params_.population);
+  }
+
+  void Observe(std::span<const Observation> results) override {
+    SearchBase::Observe(results);
+    for (const Observation& r : results) {
+      if (!ValidatePoint(space(), r.point).ok()) continue;
+      const double fitness = r.ok && std::isfinite(r.score) && r.score > 0 ? r.score : 0.0;
+      generation_.push_back({r.point, fitness});
+      ++observed_;
+      if (generation_.size() > params_.population) generation_.pop_front();
+      // Elites: the best ever, best first; first come wins ties, so replays agree.
+      auto pos = std::find_if(elites_.begin(), elites_.end(),
+                              [&](const Member& m) { return m.fitness < fitness; });
+      elites_.insert(pos, {r.point, fitness});
+      if (elites_.size() > params_.elites) elites_.pop_back();
+    }
+  }
+
+ protected:
+  std::optional<Point> NextCandidate() override {
+    const bool bred = observed_ >= params_.population;
+    if (bred && params_.generations != 0 &&
+        observed_ / params_.population > params_.generations)
+      return std::nullopt;
+    if (bred) {
+      std::vector<const Member*> parents;
+      for (const Member& m : generation_) parents.push_back(&m);
+      for (const Member& m : elites_) parents.push_back(&m);
+      for (int attempt = 0; attempt < kChildAttempts; ++attempt) {
+        Point child = Child(parents);
+        if (Acceptable(child)) return child;
+      }
+    }
+    return sampler_.Next();
+  }
+
+  bool GiveUp(uint64_t consecutive) const override {
+    return !sampler_.permutes() && consecutive >= max_rejections_;
+  }
+
+ private:
+  struct Member {
+    Point point;
+    double fitness;
+  };
+
+  // Fitness-proportional (roulette wheel) selection; uniform when nothing is fit.
+  const Member& Select(const std::vector<const Member*>& parents) {
+    double total = 0;
+    for (const Member* m : parents) total += m->fitness;
+    if (total <= 0) return *parents[UniformBelow(sampler_.rng(), parents.size())];
+    double spin = UniformUnit(sampler_.rng()) * total;
+    for (const Member* m : parents) {
+      spin -= m->fitness;
+      if (spin < 0) return *m;
+    }
+    return *parents.back();
+  }
+
+  Point Child(const std::vector<const Member*>& parents) {
+    const Member* three[3] = {&Select(parents), &Select(parents), &Select(parents)};
+    Point child(space().knobs.size());
+    for (size_t i = 0; i < child.size(); ++i) {
+      child[i] = three[UniformBelow(sampler_.rng(), 3)]->point[i];
+      const uint64_t options = space().knobs[i].options.size();
+      if (options > 1 && UniformUnit(sampler_.rng()) < params_.mutation_rate) {
+        // Any other option, uniformly.
+        const uint32_t other = static_cast<uint32_t>(UniformBelow(sampler_.rng(), options - 1));
+        child[i] = other >= child[i] ? other + 1 : other;
+      }
+    }
+    return child;
+  }
+
+  GeneticParams params_;
+  RandomSampler sampler_;
+  const uint64_t max_rejections_;
+  std::deque<Member> generation_;
+  std::vector<Member> elites_;
+  uint64_t observed_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<SearchAlgorithm> MakeGeneticSearch(const Space& space, const SearchOptions& options) {
+  return std::make_unique<GeneticSearch>(space, options);
+}
+
+}  // namespace mtune::search

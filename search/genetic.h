@@ -1,0 +1,16 @@
+// Genetic search (see GeneticParams in search/search.h).
+#ifndef MTUNE_SEARCH_GENETIC_H_
+#define MTUNE_SEARCH_GENETIC_H_
+
+#include <memory>
+
+#include "search/search.h"
+
+namespace mtune::search {
+
+// `options` already validated.
+std::unique_ptr<SearchAlgorithm> MakeGeneticSearch(const Space& space, const SearchOptions& options);
+
+}  // namespace mtune::search
+
+#endif  // MTUNE_SEARCH_GENETIC_H_

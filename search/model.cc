@@ -1,0 +1,194 @@
+#include "search/model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <deque>
+#include <numeric>
+
+#include "absl/container/flat_hash_map.h"
+#include "search/gbt_ensemble.h"
+#include "search/sampler.h"
+#include "search/search_base.h"
+
+namespace mtune::search {
+namespace {
+
+constexpr double kSqrtHalf = 0.70710678118654752440;
+constexpr double kInvSqrt2Pi = 0.39894228040143267794;
+
+// Expected improvement over `best` of a prediction read as a normal distribution.
+double ExpectedImprovement(const Prediction& p, double best) {
+  const double gain = p.mean - best;
+  if (p.stddev < 1e-9) return std::max(gain, 0.0);
+  const double z = gain / p.stddev;
+  const double cdf = 0.5 * std::erfc(-z * kSqrtHalf);
+  const double pdf = kInvSqrt2Pi * std::exp(-0.5 * z * z);
+  return gain * cdf + p.stddev * pdf;
+}
+
+// Random points first (the model needs something to learn from), then batches: the
+// ensemble is retrained on every result so far, scores the unseen points, and the
+// batch takes the highest expected improvements, a share of them swapped for random
+// points so that a wrong model cannot hide a region for ever. Labels are scores
+// relative to the best so far (failures 0), which keeps them in [0, 1] whatever the
+// kernel's GFLOP/s scale.
+class ModelSearch final : public SearchBase {
+ public:
+  ModelSearch(const Space& space, const SearchOptions& options)
+      : SearchBase("model", space, options),
+        params_(options.model),
+        sampler_(this->space(), options.seed),
+        max_rejections_(options.max_consecutive_rejections),
+        features_(options.features),
+        ensemble_({.models = std::max<uint32_t>(options.model.ensemble, 1),
+                   .trees = std::max<uint32_t>(options.model.trees, 1),
+                   .max_depth = std::max<uint32_t>(options.model.max_depth, 1),
+                   .seed = options.seed}) {
+    params_.batch = std::max<uint32_t>(params_.batch, 1);
+  }
+
+  void Observe(std::span<const Observation> results) override {
+    SearchBase::Observe(results);
+    for (const Observation& r : results) {
+      if (!ValidatePoint(space(), r.point).ok()) continue;
+      const bool ok = r.ok && std::isfinite(r.score) && r.score > 0;
+      observed_.push_back({r.point, ok ? r.score : 0.0});
+      if (ok) ++ok_count_;
+    }
+  }
+
+ protected:
+  std::optional<Point> NextCandidate() override {
+    if (queue_.empty() && ok_count_ > 0 && observed_.size() >= params_.initial_random) Refill();
+    while (!queue_.empty()) {
+      Point next = std::move(queue_.front());
+      queue_.pop_front();
+      if (Acceptable(next)) return next;
+    }
+    return sampler_.Next();
+  }
+
+  bool GiveUp(uint64_t consecutive) const override {
+    return !sampler_.permutes() && consecutive >= max_rejections_;
+  }
+
+ private:
+  struct Sample {
+    Point point;
+    double score;
+  };
+
+  const std::vector<float>& FeaturesOf(const Point& point) {
+    auto it = feature_cache_.find(point);
+    if (it != feature_cache_.end()) return it->second;
+    std::vector<double> raw = features_ ? features_(point) : KnobFeatures(space(), point);
+    return feature_cache_.emplace(point, std::vector<float>(raw.begin(), raw.end())).first->second;
+  }
+
+  // Unseen valid points to score: all of them in small spaces, else a random sample
+  // plus the neighbours of the best results (where improvement usually is).
+  std::vector<Point> Pool() {
+    std::vector<Point> pool;
+    const uint64_t size = SpaceSize(space());
+    if (size <= params_.pool) {
+      for (uint64_t i = 0; i < size; ++i) {
+        Point p = PointAtIndex(space(), i);
+        if (Acceptable(p)) pool.push_back(std::move(p));
+      }
+      return pool;
+    }
+    std::vector<const Sample*> ranked;
+    for (const Sample& s : observed_) ranked.push_back(&s);
+    std::stable_sort(ranked.begin(), ranked.end(),
+                     [](const Sample* a, const Sample* b) { return a->score > b->score; });
+    absl::flat_hash_set<Point> chosen;
+    for (size_t r = 0; r < std::min<size_t>(ranked.size(), 8); ++r) {
+      for (size_t k = 0; k < space().knobs.size(); ++k) {
+        for (uint32_t o = 0; o < space().knobs[k].options.size(); ++o) {
+          Point p = ranked[r]->point;
+          p[k] = o;
+          if (!chosen.contains(p) && Acceptable(p)) chosen.insert(p), pool.push_back(p);
+        }
+      }
+    }
+    for (uint32_t draws = 0; draws < 4 * params_.pool && pool.size() < params_.pool; ++draws) {
+      Point p(space().knobs.size());
+      for (size_t k = 0; k < p.size(); ++k)
+        p[k] = static_cast<uint32_t>(UniformBelow(sampler_.rng(), space().knobs[k].options.size()));
+      if (!chosen.contains(p) && Acceptable(p)) chosen.insert(p), pool.push_back(std::move(p));
+    }
+    return pool;
+  }
+
+  void Refill() {
+    double best = 0;
+    for (const Sample& s : observed_) best = std::max(best, s.score);
+    std::vector<std::vector<float>> rows;
+    std::vector<float> labels;
+    for (const Sample& s : observed_) {
+      rows.push_back(FeaturesOf(s.point));
+      labels.push_back(static_cast<float>(s.score / best));
+    }
+    if (absl::Status s = ensemble_.Fit(rows, labels); !s.ok()) return Disable(s);
+    std::vector<Point> pool = Pool();
+    if (pool.empty()) return;
+    std::vector<std::vector<float>> pool_rows;
+    pool_rows.reserve(pool.size());
+    for (const Point& p : pool) pool_rows.push_back(FeaturesOf(p));
+    auto predictions = ensemble_.Predict(pool_rows);
+    if (!predictions.ok()) return Disable(predictions.status());
+    std::vector<double> gain(pool.size());
+    for (size_t i = 0; i < pool.size(); ++i) gain[i] = ExpectedImprovement((*predictions)[i], 1.0);
+    // Ties (common: trees predict piecewise constants) go to the higher mean, then to
+    // pool order, so a seed replays exactly.
+    std::vector<size_t> order(pool.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      if (gain[a] != gain[b]) return gain[a] > gain[b];
+      return (*predictions)[a].mean > (*predictions)[b].mean;
+    });
+    size_t next = 0;
+    for (uint32_t slot = 0; slot < params_.batch && next < order.size(); ++slot) {
+      if (UniformUnit(sampler_.rng()) < params_.exploration) {
+        // Exploration: a random unseen point (falls through to the model when none).
+        std::optional<Point> random;
+        for (int attempt = 0; attempt < 64 && !random; ++attempt) {
+          random = sampler_.Next();
+          if (!random) break;
+          if (!Acceptable(*random)) random.reset();
+        }
+        if (random) {
+          queue_.push_back(std::move(*random));
+          continue;
+        }
+      }
+      queue_.push_back(pool[order[next++]]);
+    }
+  }
+
+  // Without a model the search still proceeds, at random; say so once.
+  void Disable(const absl::Status& status) {
+    if (!warned_) fprintf(stderr, "mtune search model: %s; proposing at random\n", status.ToString().c_str());
+    warned_ = true;
+  }
+
+  ModelParams params_;
+  RandomSampler sampler_;
+  const uint64_t max_rejections_;
+  const FeatureFn features_;
+  GbtEnsemble ensemble_;
+  std::vector<Sample> observed_;
+  uint64_t ok_count_ = 0;
+  std::deque<Point> queue_;
+  absl::flat_hash_map<Point, std::vector<float>> feature_cache_;
+  bool warned_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<SearchAlgorithm> MakeModelSearch(const Space& space, const SearchOptions& options) {
+  return std::make_unique<ModelSearch>(space, options);
+}
+
+}  // namespace mtune::search

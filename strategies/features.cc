@@ -1,0 +1,61 @@
+#include "strategies/features.h"
+
+#include <cmath>
+#include <functional>
+
+#include "absl/strings/numbers.h"
+
+namespace mtune::strategies {
+namespace {
+
+double Log2(double x) { return x > 0 ? std::log2(x) : -1.0; }
+
+// Value of a numeric knob, or 0 when absent or not a number.
+double Number(const KnobValues& values, const char* name) {
+  auto it = values.find(name);
+  double v = 0;
+  return it != values.end() && absl::SimpleAtod(it->second, &v) ? v : 0.0;
+}
+
+}  // namespace
+
+std::vector<double> CandidateFeatures(const Problem& problem, const KnobValues& values) {
+  std::vector<double> f;
+  for (const auto& [name, value] : values) {
+    double v = 0;
+    // Words (alternatives' labels) become a stable small integer: trees only need
+    // to tell them apart.
+    f.push_back(absl::SimpleAtod(value, &v) ? Log2(v)
+                                            : static_cast<double>(std::hash<std::string>{}(value) % 1024));
+  }
+  for (const auto& [name, dim] : problem.dims) f.push_back(Log2(static_cast<double>(dim)));
+
+  const double m = problem.Dim("m"), n = problem.Dim("n"), k = problem.Dim("k");
+  const double m1 = Number(values, "tile_m1"), n1 = Number(values, "tile_n1"), k1 = Number(values, "tile_k1");
+  const double m2 = Number(values, "tile_m2"), n2 = Number(values, "tile_n2"), k2 = Number(values, "tile_k2");
+  if (m > 0 && n > 0 && k > 0 && m1 > 0 && n1 > 0 && k1 > 0 && m2 > 0 && n2 > 0 && k2 > 0) {
+    const double eb = problem.ElementBytes();
+    // Cache tile: the A, B and C blocks one (m1, n1, k1) iteration touches.
+    f.push_back(Log2((m1 * k1 + k1 * n1 + m1 * n1) * eb));
+    // Packed B block, reused across the m loop.
+    f.push_back(Log2(k1 * n1 * eb));
+    // Register tile: operands and accumulator.
+    f.push_back(Log2((m2 * k2 + k2 * n2 + m2 * n2) * eb));
+    // Arithmetic intensity of the register tile (FLOP per operand byte loaded, the
+    // accumulator staying in registers).
+    f.push_back(2 * m2 * n2 * k2 / ((m2 * k2 + k2 * n2) * eb));
+    // Accumulator vector registers (64-byte vectors).
+    f.push_back(m2 * n2 * eb / 64);
+    // Cache-tile arithmetic intensity.
+    f.push_back(2 * m1 * n1 * k1 / ((m1 * k1 + k1 * n1 + m1 * n1) * eb));
+    // Trip counts of the cache-tile loops and of the register-tile loops.
+    const double tm = std::ceil(m / m1), tn = std::ceil(n / n1), tk = std::ceil(k / k1);
+    f.push_back(Log2(tm * tn * tk));
+    f.push_back(Log2(std::min(m1, m) / m2 * std::min(n1, n) / n2 * std::min(k1, k) / k2));
+    // Work done on padding: computed volume over useful volume.
+    f.push_back(tm * m1 * tn * n1 * tk * k1 / (m * n * k));
+  }
+  return f;
+}
+
+}  // namespace mtune::strategies
