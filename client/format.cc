@@ -1,5 +1,9 @@
 #include "client/format.h"
 
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
@@ -98,6 +102,86 @@ std::string FormatWorkers(const mtune::v1::ListWorkersResponse& workers) {
     absl::StrAppendFormat(&out, "%-24s %-5d %-6s %8.1f %6u %10.1f  %s\n", w.name(), w.cpu(),
                           w.state(), w.calibration().peak_gflops_f32(), w.tasks_done(),
                           w.last_seen_s_ago(), w.target().id());
+  return out;
+}
+
+std::string FormatProgress(const mtune::v1::Job& job) {
+  if (job.progress().empty()) return "";
+  std::string out = absl::StrFormat("  %-40s %13s %7s %22s  %s\n", "problem", "trials", "failed",
+                                    "best GFLOP/s (trial)", "stopped");
+  for (const auto& p : job.progress()) {
+    const std::string trials = p.trials_planned() > 0
+                                   ? absl::StrCat(p.trials_done(), "/", p.trials_planned())
+                                   : absl::StrCat(p.trials_done());
+    const std::string best = p.best_gflops() > 0
+                                 ? absl::StrFormat("%.1f (#%u)", p.best_gflops(), p.best_trial())
+                                 : std::string("-");
+    std::string note = p.stopped();
+    if (p.warm_start_seeds() > 0)
+      note = absl::StrCat(note, note.empty() ? "" : "; ", p.warm_start_seeds(), " warm-start seeds");
+    out += absl::StrFormat("  %-40s %13s %7u %22s  %s\n", p.problem(), trials, p.trials_failed(),
+                           best, note);
+  }
+  return out;
+}
+
+std::string FormatConvergence(const mtune::v1::ConvergenceResponse& convergence, int width,
+                              int height) {
+  std::string out;
+  for (const auto& problem : convergence.problems()) {
+    const int n = problem.gflops_size();
+    out += absl::StrFormat("%s: %d trials\n", problem.problem(), n);
+    std::vector<double> best(n);
+    double top = 0;
+    for (int i = 0; i < n; ++i) {
+      top = std::max(top, problem.gflops(i));
+      best[i] = top;
+    }
+    if (top <= 0) {
+      out += "  no successful trial yet\n\n";
+      continue;
+    }
+    const int cols = std::max(1, std::min(width, n));
+    std::vector<std::string> grid(height, std::string(cols, ' '));
+    auto row_of = [&](double v) {
+      return height - 1 - static_cast<int>(std::lround(v / top * (height - 1)));
+    };
+    for (int i = 0; i < n; ++i) {
+      const int col = static_cast<int>(static_cast<int64_t>(i) * cols / n);
+      if (problem.gflops(i) > 0 && grid[row_of(problem.gflops(i))][col] == ' ')
+        grid[row_of(problem.gflops(i))][col] = '.';
+    }
+    for (int col = 0; col < cols; ++col) {
+      // The best so far at the last trial of the column.
+      const int last = std::min(n - 1, static_cast<int>((static_cast<int64_t>(col + 1) * n - 1) / cols));
+      if (best[last] > 0) grid[row_of(best[last])][col] = '*';
+    }
+    for (int r = 0; r < height; ++r) {
+      const double value = top * (height - 1 - r) / (height - 1);
+      out += absl::StrFormat("  %8.1f |%s\n", value, grid[r]);
+    }
+    out += absl::StrFormat("  %8s +%s\n", "GFLOP/s", std::string(cols, '-'));
+    const std::string last_label = absl::StrCat(n);
+    out += absl::StrFormat("  %8s  1%s%s  (trial)\n", "",
+                           std::string(std::max<int>(1, cols - 1 - last_label.size()), ' '),
+                           last_label);
+    std::string improvements;
+    double seen = 0;
+    for (int i = 0; i < n; ++i) {
+      if (problem.gflops(i) > seen) {
+        seen = problem.gflops(i);
+        improvements += absl::StrFormat(" #%d:%.1f", i + 1, seen);
+      }
+    }
+    out += "  improvements" + improvements + "\n";
+    auto reach = [&](double fraction) {
+      for (int i = 0; i < n; ++i)
+        if (best[i] >= fraction * top) return i + 1;
+      return n;
+    };
+    out += absl::StrFormat("  95%% of the best at trial %d, 99%% at trial %d, best %.1f GFLOP/s\n\n",
+                           reach(0.95), reach(0.99), top);
+  }
   return out;
 }
 

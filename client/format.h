@@ -23,6 +23,16 @@ std::string ProgressBar(uint32_t done, uint32_t total, int width = 30);
 // A table of trials, best first.
 std::string FormatResults(const mtune::v1::ListResultsResponse& results);
 
+// Per problem of a job: trials done and planned, failures, best so far (and the
+// trial that found it), why it stopped; empty for a job without progress rows.
+std::string FormatProgress(const mtune::v1::Job& job);
+
+// `mtune explain`: per problem, a text chart of best-so-far GFLOP/s against trial
+// (each trial's own figure as '.', the best-so-far line as '*'), then the trials
+// that improved the best and the trials to reach 95% and 99% of the final best.
+std::string FormatConvergence(const mtune::v1::ConvergenceResponse& convergence, int width = 60,
+                              int height = 12);
+
 // A table of workers.
 std::string FormatWorkers(const mtune::v1::ListWorkersResponse& workers);
 

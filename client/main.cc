@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <random>
 
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_format.h"
@@ -13,6 +14,8 @@
 #include "client/measure_command.h"
 #include "nlohmann/json.hpp"
 #include "strategies/payload.h"
+#include "search/budget.h"
+#include "search/search.h"
 #include "strategies/problem.h"
 #include "worker/sandbox.h"
 
@@ -99,15 +102,34 @@ int main(int argc, char** argv) {
   mtune::v1::JobSpec spec;
   std::string template_name, search = "random";
   uint32_t trials = 32;
-  uint64_t seed = 1;
-  bool wait = false;
+  uint64_t seed = 0;
+  std::string time_budget, allocation = "gain";
+  uint32_t patience = 0;
+  bool wait = false, warm_start = true;
   submit->add_option("--problem", problems, "problem key(s), e.g. matmul:m=512,n=512,k=512:f32")
       ->required();
   submit->add_option("--template", template_name, "strategy template (default: the family's)");
-  submit->add_option("--search", search, "search algorithm: exhaustive or random")
+  std::vector<std::string> algorithm_names = mtune::search::SearchAlgorithmNames();
+  submit->add_option("--search", search, "search algorithm")
+      ->check(CLI::IsMember(algorithm_names))
       ->capture_default_str();
-  submit->add_option("--trials", trials, "trials per problem")->capture_default_str();
-  submit->add_option("--seed", seed, "seed of the search (replays a run)")->capture_default_str();
+  submit->add_option("--trials", trials, "trials per problem (with several problems and "
+                                         "--allocate gain: their sum is shared)")
+      ->capture_default_str();
+  auto* seed_option = submit->add_option(
+      "--seed", seed, "seed of the search; the job records it, so the same seed replays a run "
+                      "(default: a fresh random seed, printed)");
+  submit->add_option("--time", time_budget,
+                     "wall-time budget of the job, e.g. 90s, 10m, 1h30m (default: none)");
+  submit->add_option("--patience", patience,
+                     "stop a problem after N trials without a >1% improvement (0: never)")
+      ->capture_default_str();
+  submit->add_option("--allocate", allocation,
+                     "spread trials over several problems by expected gain, or equally")
+      ->check(CLI::IsMember({"gain", "equal"}))
+      ->capture_default_str();
+  submit->add_flag("!--no-warm-start", warm_start,
+                   "do not seed the search with the best candidates of the nearest stored problems");
   submit->add_flag("--wait", wait, "show progress until the job ends, then the best strategy");
 
   // status / watch / cancel
@@ -115,6 +137,13 @@ int main(int argc, char** argv) {
   auto* status_cmd = app.add_subcommand("status", "show a job's progress and best so far");
   add_coordinator(status_cmd);
   status_cmd->add_option("job", job_id, "job id")->required();
+  auto* explain = app.add_subcommand(
+      "explain", "show a job's convergence: best-so-far GFLOP/s against trial, as a text chart");
+  add_coordinator(explain);
+  explain->add_option("job", job_id, "job id")->required();
+  int chart_width = 60;
+  explain->add_option("--width", chart_width, "chart columns")->capture_default_str()
+      ->check(CLI::Range(8, 400));
   auto* watch = app.add_subcommand("watch", "follow a job with a progress bar until it ends");
   add_coordinator(watch);
   watch->add_option("job", job_id, "job id")->required();
@@ -253,6 +282,18 @@ int main(int argc, char** argv) {
     return r.status() == mtune::v1::RESULT_STATUS_OK ? 0 : kFailed;
   }
 
+  double time_budget_s = 0;
+  if (*submit && !time_budget.empty()) {
+    auto parsed = mtune::search::ParseDuration(time_budget);
+    if (!parsed.ok()) return Fail(absl::InvalidArgumentError("--time: " + std::string(parsed.status().message())));
+    time_budget_s = *parsed;
+  }
+  if (*submit && seed_option->count() == 0) {
+    // A fresh seed per job, recorded with it: `--seed` replays the run.
+    std::random_device entropy;
+    seed = (uint64_t{entropy()} << 32 | entropy()) >> 1;
+  }
+
   auto stub = ConnectToCoordinator(coordinator);
   if (!stub.ok()) return Fail(stub.status());
 
@@ -262,14 +303,19 @@ int main(int argc, char** argv) {
     spec.set_search(search);
     spec.set_trials(trials);
     spec.set_seed(seed);
+    spec.set_time_budget_s(time_budget_s);
+    spec.set_patience(patience);
+    spec.set_warm_start(warm_start);
+    spec.set_allocation(allocation);
     grpc::ClientContext context;
     mtune::v1::SubmitJobRequest request;
     *request.mutable_spec() = spec;
     mtune::v1::SubmitJobResponse response;
     if (auto s = FromGrpc((*stub)->SubmitJob(&context, request, &response)); !s.ok())
       return Fail(s);
-    printf("job %lld submitted: %u trials planned\n", static_cast<long long>(response.job().id()),
-           response.job().trials_total());
+    printf("job %lld submitted: %u trials planned, search %s, seed %llu\n",
+           static_cast<long long>(response.job().id()), response.job().trials_total(),
+           search.c_str(), static_cast<unsigned long long>(seed));
     fflush(stdout);
     if (!wait) return 0;
     auto job = Watch(**stub, response.job().id());
@@ -297,6 +343,17 @@ int main(int argc, char** argv) {
     if (!s.ok()) return Fail(FromGrpc(s));
     printf("%s %s\n", mtune::client::ProgressBar(job.trials_done(), job.trials_total()).c_str(),
            mtune::client::FormatJobLine(job).c_str());
+    if (*status_cmd) printf("%s", mtune::client::FormatProgress(job).c_str());
+    return 0;
+  }
+  if (*explain) {
+    grpc::ClientContext context;
+    mtune::v1::ConvergenceRequest request;
+    request.set_job_id(job_id);
+    mtune::v1::ConvergenceResponse response;
+    if (auto s = FromGrpc((*stub)->GetConvergence(&context, request, &response)); !s.ok())
+      return Fail(s);
+    printf("%s", mtune::client::FormatConvergence(response, chart_width).c_str());
     return 0;
   }
   if (*results) {

@@ -79,7 +79,7 @@ struct ModelParams {
   uint32_t max_depth = 5;
   // Spaces larger than this are scored on a random sample of this many unseen points
   // (plus the neighbours of the best ones) instead of every point.
-  uint32_t pool = 20000;
+  uint32_t pool = 4096;
 };
 
 // Features of a point for the cost model: one row, the same length for every point.

@@ -2,11 +2,14 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/numbers.h"
 #include "absl/time/clock.h"
 #include "strategies/candidate.h"
+#include "strategies/features.h"
 #include "strategies/template_library.h"
 
 namespace mtune::server {
@@ -23,6 +26,64 @@ search::Space ToSearchSpace(const strategies::KnobSpace& knobs) {
 }
 
 double UnixNow() { return absl::ToDoubleSeconds(absl::Now() - absl::UnixEpoch()); }
+
+// Problems of a gain-allocated job each get this many trials before gains compare.
+constexpr uint32_t kGainWarmupTrials = 4;
+// Stored candidates taken from each of the nearest problems when warm starting.
+constexpr uint32_t kWarmStartPerProblem = 4;
+constexpr size_t kWarmStartProblems = 2;
+
+// How far apart two problems of one family are: summed |log2| ratios of their dims.
+double ShapeDistance(const strategies::Problem& a, const strategies::Problem& b) {
+  double d = 0;
+  for (const auto& [name, value] : a.dims) {
+    const int64_t other = b.Dim(name);
+    d += other > 0 && value > 0 ? std::abs(std::log2(double(value) / double(other))) : 64.0;
+  }
+  return d + (a.element_type == b.element_type ? 0 : 8);
+}
+
+// The point of `space` closest to `values`: exact options where they exist, else
+// the numerically nearest (log scale) option; nullopt when a word has no match.
+std::optional<search::Point> Snap(const search::Space& space, const strategies::KnobValues& values) {
+  search::Point point;
+  for (const auto& knob : space.knobs) {
+    auto it = values.find(knob.name);
+    if (it == values.end()) return std::nullopt;
+    auto exact = std::find(knob.options.begin(), knob.options.end(), it->second);
+    if (exact != knob.options.end()) {
+      point.push_back(static_cast<uint32_t>(exact - knob.options.begin()));
+      continue;
+    }
+    double want = 0;
+    if (!absl::SimpleAtod(it->second, &want) || want <= 0) return std::nullopt;
+    std::optional<uint32_t> nearest;
+    double nearest_distance = 0;
+    for (uint32_t i = 0; i < knob.options.size(); ++i) {
+      double option = 0;
+      if (!absl::SimpleAtod(knob.options[i], &option) || option <= 0) continue;
+      const double distance = std::abs(std::log2(option / want));
+      if (!nearest || distance < nearest_distance) nearest = i, nearest_distance = distance;
+    }
+    if (!nearest) return std::nullopt;
+    point.push_back(*nearest);
+  }
+  return point;
+}
+
+// Expected gain of one more trial on a problem: how much its best rose over its
+// recent trials (relative), plus an exploration term that shrinks as it gets trials.
+double ExpectedGain(const std::vector<double>& scores, uint32_t proposed, uint64_t job_trials) {
+  if (proposed < kGainWarmupTrials) return 1e9 - proposed;
+  double best = 0, best_before = 0;
+  const size_t recent = std::max<size_t>(8, scores.size() / 2);
+  for (size_t i = 0; i < scores.size(); ++i) {
+    best = std::max(best, scores[i]);
+    if (i + recent < scores.size()) best_before = best;
+  }
+  const double improvement = best > 0 ? (best - best_before) / best : 0.0;
+  return improvement + 0.1 * std::sqrt(std::log(double(job_trials) + 1) / double(proposed));
+}
 
 }  // namespace
 
@@ -53,9 +114,18 @@ absl::StatusOr<std::unique_ptr<Coordinator::JobRun>> Coordinator::PlanJob(
   if (std::find(names.begin(), names.end(), spec.search()) == names.end())
     return absl::InvalidArgumentError(absl::StrCat("unknown search algorithm '", spec.search(),
                                                    "' (known: ", absl::StrJoin(names, ", "), ")"));
+  if (spec.allocation() != "" && spec.allocation() != "gain" && spec.allocation() != "equal")
+    return absl::InvalidArgumentError(absl::StrCat("unknown allocation '", spec.allocation(),
+                                                   "' (known: gain, equal)"));
+  if (!(spec.time_budget_s() >= 0) || !std::isfinite(spec.time_budget_s()))
+    return absl::InvalidArgumentError("the time budget must be >= 0 seconds");
   auto job = std::make_unique<JobRun>();
   job->id = job_id;
   job->spec = spec;
+  double created_unix = UnixNow();
+  if (job_id != 0) {
+    if (auto stored = store_->GetJob(job_id); stored.ok()) created_unix = stored->created_unix_s();
+  }
   std::set<std::string> seen;
   for (const std::string& key : spec.problems()) {
     auto problem = strategies::ParseProblemKey(key);
@@ -85,7 +155,11 @@ absl::StatusOr<std::unique_ptr<Coordinator::JobRun>> Coordinator::PlanJob(
       if (!hashes.ok()) return hashes.status();
       measured.insert(hashes->begin(), hashes->end());
       run->budget = spec.trials() > measured.size() ? spec.trials() - measured.size() : 0;
+      run->measured_before = static_cast<uint32_t>(measured.size());
     }
+    run->limits.emplace(search::BudgetLimits{.time_s = spec.time_budget_s(),
+                                             .patience = spec.patience()},
+                        created_unix);
     search::SearchOptions search_options;
     search_options.seed = spec.seed();
     const strategies::KnobSpace* knob_space = &run->knobs;
@@ -103,12 +177,63 @@ absl::StatusOr<std::unique_ptr<Coordinator::JobRun>> Coordinator::PlanJob(
       if (auto point = search::PointFromValues(run->space, *defaults); point.ok())
         search_options.seeds_first.push_back(*point);
     }
+    if (spec.warm_start()) {
+      std::vector<search::Point> warm = WarmStartSeeds(*run);
+      run->warm_start_seeds = static_cast<uint32_t>(warm.size());
+      search_options.seeds_first.insert(search_options.seeds_first.end(), warm.begin(), warm.end());
+    }
+    // The model learns from problem-aware features (tile footprints, intensity).
+    const strategies::Problem* problem_ptr = &run->problem;
+    search_options.features = [problem_ptr, space](const search::Point& point) {
+      auto values = search::ValuesFromPoint(*space, point);
+      return values.ok() ? strategies::CandidateFeatures(*problem_ptr, *values) : std::vector<double>{};
+    };
     auto algorithm = search::MakeSearch(spec.search(), run->space, search_options);
     if (!algorithm.ok()) return algorithm.status();
     run->search = std::move(*algorithm);
     job->problems.push_back(std::move(run));
   }
+  if (job->problems.size() > 1 && spec.allocation() != "equal") {
+    // One pool of trials x problems; each problem may take all of what is left.
+    uint32_t left = 0;
+    for (const auto& run : job->problems) left += run->budget;
+    job->shared_budget = left;
+    for (auto& run : job->problems) run->budget = left;
+  }
   return job;
+}
+
+std::vector<search::Point> Coordinator::WarmStartSeeds(const ProblemRun& run) const {
+  std::vector<search::Point> seeds;
+  auto all = store_->AllBest();
+  if (!all.ok()) return seeds;
+  // Nearest stored problems of the same family, nearest first (ties by key).
+  std::vector<std::pair<double, std::string>> nearest;
+  std::set<std::string> keys;
+  for (const auto& best : *all) {
+    if (!keys.insert(best.problem()).second) continue;
+    auto other = strategies::ParseProblemKey(best.problem());
+    if (!other.ok() || other->family != run.problem.family) continue;
+    nearest.emplace_back(ShapeDistance(run.problem, *other), best.problem());
+  }
+  std::sort(nearest.begin(), nearest.end());
+  if (nearest.size() > kWarmStartProblems) nearest.resize(kWarmStartProblems);
+  for (const auto& [distance, key] : nearest) {
+    auto results = store_->ListResults(0, key, kWarmStartPerProblem * 4);
+    if (!results.ok()) continue;
+    uint32_t taken = 0;
+    for (const auto& trial : *results) {
+      if (taken == kWarmStartPerProblem) break;
+      if (trial.result().status() != mtune::v1::RESULT_STATUS_OK ||
+          trial.candidate().template_name() != run.template_name)
+        continue;
+      auto point = Snap(run.space, strategies::ValuesOf(trial.candidate()));
+      if (!point || std::find(seeds.begin(), seeds.end(), *point) != seeds.end()) continue;
+      seeds.push_back(*point);
+      ++taken;
+    }
+  }
+  return seeds;
 }
 
 absl::Status Coordinator::ResumeRunningJobs() {
@@ -141,8 +266,9 @@ absl::StatusOr<mtune::v1::Job> Coordinator::SubmitJob(const mtune::v1::JobSpec& 
   canonical.clear_problems();
   for (const auto& run : (*planned)->problems) {
     uint64_t size = run->knobs.Size();
+    // Planned per problem is the nominal share, also when the job shares its trials.
     problems.emplace_back(run->problem.Key(),
-                          static_cast<uint32_t>(std::min<uint64_t>(run->budget, size)));
+                          static_cast<uint32_t>(std::min<uint64_t>(spec.trials(), size)));
     canonical.add_problems(run->problem.Key());
   }
   auto id = store_->CreateJob(canonical, problems);
@@ -160,7 +286,54 @@ absl::StatusOr<mtune::v1::Job> Coordinator::SubmitJob(const mtune::v1::JobSpec& 
 }
 
 absl::StatusOr<mtune::v1::Job> Coordinator::GetJob(int64_t job_id) {
-  return store_->GetJob(job_id);
+  auto job = store_->GetJob(job_id);
+  if (!job.ok()) return job;
+  auto convergence = GetConvergence(job_id);
+  if (!convergence.ok()) return convergence.status();
+  std::lock_guard lock(mu_);
+  auto live = jobs_.find(job_id);
+  for (const auto& problem : convergence->problems()) {
+    mtune::v1::ProblemProgress* progress = job->add_progress();
+    progress->set_problem(problem.problem());
+    progress->set_trials_done(problem.gflops_size());
+    for (int i = 0; i < problem.gflops_size(); ++i) {
+      if (problem.gflops(i) <= 0) progress->set_trials_failed(progress->trials_failed() + 1);
+      if (problem.gflops(i) > progress->best_gflops()) {
+        progress->set_best_gflops(problem.gflops(i));
+        progress->set_best_trial(i + 1);
+      }
+    }
+    if (live == jobs_.end()) continue;
+    if (ProblemRun* run = FindProblemLocked(*live->second, problem.problem())) {
+      progress->set_trials_planned(run->budget + run->measured_before);
+      progress->set_stopped(run->stopped);
+      progress->set_warm_start_seeds(run->warm_start_seeds);
+    }
+  }
+  return job;
+}
+
+absl::StatusOr<mtune::v1::ConvergenceResponse> Coordinator::GetConvergence(int64_t job_id) {
+  auto job = store_->GetJob(job_id);
+  if (!job.ok()) return job.status();
+  mtune::v1::ConvergenceResponse response;
+  response.set_job_id(job_id);
+  const auto problems = job->spec().problems();
+  for (const std::string& key : problems) {
+    // Results come best first; the hashes give the order they were stored in.
+    auto hashes = store_->ResultCandidateHashes(job_id, key);
+    if (!hashes.ok()) return hashes.status();
+    auto results = store_->ListResults(job_id, key, 0);
+    if (!results.ok()) return results.status();
+    std::map<std::string, double> gflops;
+    for (const auto& trial : *results)
+      gflops[trial.candidate().hash()] =
+          trial.result().status() == mtune::v1::RESULT_STATUS_OK ? trial.result().gflops() : 0.0;
+    mtune::v1::ProblemConvergence* out = response.add_problems();
+    out->set_problem(key);
+    for (const std::string& hash : *hashes) out->add_gflops(gflops[hash]);
+  }
+  return response;
 }
 
 absl::StatusOr<mtune::v1::Job> Coordinator::CancelJob(int64_t job_id) {
@@ -202,66 +375,125 @@ uint64_t Coordinator::WaitForJobChange(int64_t job_id, uint64_t seen_version, do
 
 void Coordinator::RefillLocked(JobRun& job) {
   if (job.ended) return;
+  // Time and patience: stop the problems whose limits are spent.
+  const double now = UnixNow();
+  for (auto& run : job.problems) {
+    if (run->exhausted) continue;
+    if (std::string why = run->limits->Exhausted(now); !why.empty())
+      StopProblemLocked(*run, job.id, why);
+  }
   size_t live_workers = 0;
   for (const auto& [id, w] : workers_)
     if (!w.gone) ++live_workers;
   // Enough work queued to keep every worker busy, little enough that proposals
   // can still learn from results.
   const uint32_t window = static_cast<uint32_t>(std::max<size_t>(2, 2 * live_workers));
-  for (auto& run : job.problems) {
-    while (!run->exhausted && run->proposed < run->budget &&
-           run->proposed - run->finished < window) {
-      std::vector<search::Point> points = run->search->Propose(1);
-      if (points.empty()) {
-        run->exhausted = true;
-        break;
+  if (job.shared_budget == 0) {
+    for (auto& run : job.problems) {
+      while (!run->exhausted && run->proposed < run->budget &&
+             run->proposed - run->finished < window) {
+        if (!ProposeOneLocked(job, *run)) break;
       }
-      auto values = search::ValuesFromPoint(run->space, points[0]);
-      mtune::v1::Task task;
-      task.set_task_id(next_task_id_++);
-      task.set_job_id(job.id);
-      task.set_problem(run->problem.Key());
-      *task.mutable_candidate() = strategies::MakeCandidate(run->template_name, *values);
-      task.set_time_limit_s(options_.task_time_limit_s);
-      task.set_min_measure_s(options_.min_measure_s);
-      ++run->proposed;
-      auto script = strategies::Instantiate(run->template_text, run->problem, *values);
-      if (!script.ok()) {
-        // Stored as a failed trial without bothering a worker.
-        mtune::v1::TrialResult trial;
-        trial.set_job_id(job.id);
-        trial.set_problem(task.problem());
-        *trial.mutable_candidate() = task.candidate();
-        trial.mutable_result()->set_status(mtune::v1::RESULT_STATUS_INVALID_CANDIDATE);
-        trial.mutable_result()->set_error(std::string(script.status().message()));
-        trial.set_worker_name("coordinator");
-        (void)store_->InsertResult(trial, "");
-        run->search->Observe(std::vector<search::Observation>{{points[0], false, 0}});
-        ++run->finished;
-        continue;
-      }
-      task.set_script(*script);
-      queue_.push_back({std::move(task), points[0]});
     }
+    return;
   }
+  // Shared budget: each proposal goes to the problem where the next trial is
+  // expected to gain most.
+  for (;;) {
+    uint32_t proposed = 0, in_flight = 0;
+    for (const auto& run : job.problems) {
+      proposed += run->proposed;
+      in_flight += run->proposed - run->finished;
+    }
+    if (proposed >= job.shared_budget || in_flight >= window) break;
+    ProblemRun* pick = nullptr;
+    double pick_gain = 0;
+    for (auto& run : job.problems) {
+      if (run->exhausted) continue;
+      const double gain = ExpectedGain(run->scores, run->proposed, proposed);
+      if (!pick || gain > pick_gain) pick = run.get(), pick_gain = gain;
+    }
+    if (!pick) break;
+    ProposeOneLocked(job, *pick);
+  }
+}
+
+bool Coordinator::ProposeOneLocked(JobRun& job, ProblemRun& run) {
+  std::vector<search::Point> points = run.search->Propose(1);
+  if (points.empty()) {
+    run.exhausted = true;
+    return false;
+  }
+  auto values = search::ValuesFromPoint(run.space, points[0]);
+  mtune::v1::Task task;
+  task.set_task_id(next_task_id_++);
+  task.set_job_id(job.id);
+  task.set_problem(run.problem.Key());
+  *task.mutable_candidate() = strategies::MakeCandidate(run.template_name, *values);
+  task.set_time_limit_s(options_.task_time_limit_s);
+  task.set_min_measure_s(options_.min_measure_s);
+  ++run.proposed;
+  auto script = strategies::Instantiate(run.template_text, run.problem, *values);
+  if (!script.ok()) {
+    // Stored as a failed trial without bothering a worker.
+    mtune::v1::TrialResult trial;
+    trial.set_job_id(job.id);
+    trial.set_problem(task.problem());
+    *trial.mutable_candidate() = task.candidate();
+    trial.mutable_result()->set_status(mtune::v1::RESULT_STATUS_INVALID_CANDIDATE);
+    trial.mutable_result()->set_error(std::string(script.status().message()));
+    trial.set_worker_name("coordinator");
+    (void)store_->InsertResult(trial, "");
+    run.search->Observe(std::vector<search::Observation>{{points[0], false, 0}});
+    ++run.finished;
+    RecordResultLocked(run, false, 0);
+    return true;
+  }
+  task.set_script(*script);
+  queue_.push_back({std::move(task), points[0]});
+  return true;
+}
+
+void Coordinator::StopProblemLocked(ProblemRun& run, int64_t job_id, const std::string& why) {
+  run.exhausted = true;
+  if (run.stopped.empty()) run.stopped = why;
+  const std::string key = run.problem.Key();
+  const size_t before = queue_.size();
+  std::erase_if(queue_, [&](const QueuedTask& q) {
+    return q.task.job_id() == job_id && q.task.problem() == key;
+  });
+  run.proposed -= static_cast<uint32_t>(before - queue_.size());
+}
+
+void Coordinator::RecordResultLocked(ProblemRun& run, bool ok, double gflops) {
+  run.scores.push_back(ok ? gflops : 0.0);
+  run.limits->Record(ok, gflops);
 }
 
 void Coordinator::MaybeFinishLocked(JobRun& job) {
   if (job.ended) return;
-  uint32_t done = 0;
+  uint32_t done = 0, proposed = 0;
+  bool all_finished = true;
   for (const auto& run : job.problems) {
-    bool finished = run->finished >= run->budget || (run->exhausted && run->finished == run->proposed);
-    if (!finished) return;
+    all_finished = all_finished && (run->finished >= run->budget ||
+                                    (run->exhausted && run->finished == run->proposed));
     done += run->finished;
+    proposed += run->proposed;
   }
+  const bool shared_spent = job.shared_budget != 0 && done >= job.shared_budget && done == proposed;
+  if (!all_finished && !shared_spent) return;
   auto stored = store_->GetJob(job.id);
   const bool any_ok = stored.ok() && !stored->best().empty();
   const auto state = any_ok ? mtune::v1::JOB_STATE_SUCCEEDED : mtune::v1::JOB_STATE_FAILED;
   std::string message = any_ok ? "" : "no candidate compiled, verified and ran";
-  for (const auto& run : job.problems)
-    if (run->exhausted && run->proposed < run->budget)
+  for (const auto& run : job.problems) {
+    if (!run->stopped.empty())
+      message = absl::StrCat(message.empty() ? "" : message + "; ", run->problem.Key(), ": ",
+                             run->stopped, " after ", run->finished, " trials");
+    else if (run->exhausted && run->proposed < run->budget && job.shared_budget == 0)
       message = absl::StrCat(message.empty() ? "" : message + "; ", run->problem.Key(),
                              ": knob space exhausted after ", run->proposed, " candidates");
+  }
   (void)store_->FinishJob(job.id, state, message);
   job.ended = true;
   ++job.version;
@@ -467,6 +699,7 @@ absl::StatusOr<mtune::v1::ReportResultResponse> Coordinator::ReportResult(
         problem->search->Observe(
             std::vector<search::Observation>{{done.point, ok, request.result().gflops()}});
         ++problem->finished;
+        RecordResultLocked(*problem, ok, request.result().gflops());
       }
       ++run.version;
       RefillLocked(run);
@@ -499,7 +732,25 @@ void Coordinator::ReaperLoop() {
         w->second.gone = true;
       RequeueLocked(task_id, why);
     }
-    if (!expired.empty()) changed_.notify_all();
+    // Time budgets end jobs even while no result arrives.
+    bool timed_out = false;
+    for (auto& [id, job] : jobs_) {
+      if (job->ended || job->spec.time_budget_s() <= 0) continue;
+      const double unix_now = UnixNow();
+      bool stopped = false;
+      for (auto& run : job->problems) {
+        if (run->exhausted) continue;
+        if (std::string why = run->limits->Exhausted(unix_now); !why.empty()) {
+          StopProblemLocked(*run, id, why);
+          stopped = timed_out = true;
+        }
+      }
+      if (stopped) {
+        ++job->version;
+        MaybeFinishLocked(*job);
+      }
+    }
+    if (!expired.empty() || timed_out) changed_.notify_all();
   }
 }
 

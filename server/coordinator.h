@@ -18,6 +18,7 @@
 #include "absl/status/statusor.h"
 #include "db/store.h"
 #include "proto/mtune.pb.h"
+#include "search/budget.h"
 #include "search/search.h"
 #include "strategies/knob_space.h"
 #include "strategies/problem.h"
@@ -48,7 +49,10 @@ class Coordinator {
 
   // --- client side ---
   absl::StatusOr<mtune::v1::Job> SubmitJob(const mtune::v1::JobSpec& spec);
+  // The stored job plus per-problem progress (trials, best so far, why stopped).
   absl::StatusOr<mtune::v1::Job> GetJob(int64_t job_id);
+  // Every stored trial's GFLOP/s per problem, in storing order.
+  absl::StatusOr<mtune::v1::ConvergenceResponse> GetConvergence(int64_t job_id);
   absl::StatusOr<mtune::v1::Job> CancelJob(int64_t job_id);
   // Blocks until the job's progress changes from `seen_version`, it ends, or
   // `timeout_s` passes; returns the new version.
@@ -86,6 +90,11 @@ class Coordinator {
     uint32_t proposed = 0;     // tasks made (queued, leased or done)
     uint32_t finished = 0;     // results stored
     bool exhausted = false;    // the search has nothing more to propose
+    uint32_t measured_before = 0;  // results stored before a resume
+    std::optional<search::Budget> limits;  // time and patience
+    std::string stopped;       // why proposing stopped early (time, patience, shared budget)
+    uint32_t warm_start_seeds = 0;
+    std::vector<double> scores;  // each stored result's GFLOP/s (0: failed), in order
   };
   struct JobRun {
     int64_t id = 0;
@@ -93,6 +102,9 @@ class Coordinator {
     std::vector<std::unique_ptr<ProblemRun>> problems;
     uint64_t version = 0;  // bumped on every change watchers care about
     bool ended = false;
+    // Trials shared by all problems, allocated by expected gain; 0 = each problem
+    // has its own `budget` (equal allocation).
+    uint32_t shared_budget = 0;
   };
   struct WorkerState {
     std::string id;
@@ -115,6 +127,14 @@ class Coordinator {
                                                   bool resuming) const;
   // Tops up the queue from each problem's search (caller holds mu_).
   void RefillLocked(JobRun& job);
+  // Queues one proposal of `run`'s search; false when it has none left.
+  bool ProposeOneLocked(JobRun& job, ProblemRun& run);
+  // Stops proposing for `run` and drops its queued (not leased) tasks.
+  void StopProblemLocked(ProblemRun& run, int64_t job_id, const std::string& why);
+  // Counts one stored result of `run` towards its budgets.
+  void RecordResultLocked(ProblemRun& run, bool ok, double gflops);
+  // Best stored candidates of the nearest problems, as points of `run`'s space.
+  std::vector<search::Point> WarmStartSeeds(const ProblemRun& run) const;
   // Ends the job if every problem is done (caller holds mu_).
   void MaybeFinishLocked(JobRun& job);
   void RequeueLocked(int64_t task_id, const std::string& why);

@@ -92,6 +92,15 @@ grpc::Status TunerService::ListWorkers(grpc::ServerContext*, const mtune::v1::Li
   return grpc::Status::OK;
 }
 
+grpc::Status TunerService::GetConvergence(grpc::ServerContext*,
+                                          const mtune::v1::ConvergenceRequest* req,
+                                          mtune::v1::ConvergenceResponse* resp) {
+  auto convergence = coordinator_->GetConvergence(req->job_id());
+  if (!convergence.ok()) return ToGrpc(convergence.status());
+  *resp = *std::move(convergence);
+  return grpc::Status::OK;
+}
+
 grpc::Status CoordinatorService::Register(grpc::ServerContext*,
                                           const mtune::v1::RegisterRequest* req,
                                           mtune::v1::RegisterResponse* resp) {

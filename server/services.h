@@ -37,6 +37,8 @@ class TunerService final : public mtune::v1::Tuner::Service {
                       mtune::v1::ExportResponse*) override;
   grpc::Status ListWorkers(grpc::ServerContext*, const mtune::v1::ListWorkersRequest*,
                            mtune::v1::ListWorkersResponse*) override;
+  grpc::Status GetConvergence(grpc::ServerContext*, const mtune::v1::ConvergenceRequest*,
+                              mtune::v1::ConvergenceResponse*) override;
 
  private:
   Coordinator* coordinator_;
