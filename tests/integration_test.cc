@@ -258,6 +258,116 @@ TEST_F(Cluster, BadJobsAreRejectedAndNothingIsStored) {
   EXPECT_TRUE(ids->empty()) << "a rejected job was stored";
 }
 
+// Issue 4: search algorithms, budgets, replay, warm start, status and explain,
+// through the real CLI against a real coordinator and worker. Small problem, small
+// budgets: each trial takes well under a second.
+constexpr char kSmallProblem[] = "matmul:m=64,n=64,k=64:f32";
+
+int64_t SubmittedJobId(const std::string& out) {
+  const size_t at = out.find("job ");
+  return at == std::string::npos ? 0 : std::atoll(out.c_str() + at + 4);
+}
+
+TEST_F(Cluster, SearchBudgetsReplayAndExplainThroughTheCli) {
+  StartWorker("w0", 0);
+  WaitForWorkers(1);
+  const std::string cli = std::string(MTUNE_CLI_BIN) + " ";
+  const std::string at = " --coordinator " + address_;
+  std::string out;
+
+  // Trial budget, recorded seed; two runs with one seed propose the same candidates
+  // (6 trials stay within genetic's random first generation, so measurement noise
+  // cannot steer them apart).
+  std::vector<std::vector<std::string>> orders;
+  for (int run = 0; run < 2; ++run) {
+    ASSERT_EQ(RunCommand(cli + "submit" + at + " --problem " + kSmallProblem +
+                             " --search genetic --trials 6 --seed 42 --no-warm-start --wait",
+                         &out),
+              0)
+        << out;
+    EXPECT_NE(out.find("seed 42"), std::string::npos) << out;
+    const int64_t id = SubmittedJobId(out);
+    ASSERT_GT(id, 0) << out;
+    const mtune::v1::Job job = GetJob(id);
+    EXPECT_EQ(job.spec().seed(), 42u);
+    EXPECT_EQ(job.spec().search(), "genetic");
+    EXPECT_EQ(job.trials_done(), 6u);
+    auto store = db::Store::Open(db_path_);
+    ASSERT_TRUE(store.ok());
+    auto hashes = (*store)->ResultCandidateHashes(id, kSmallProblem);
+    ASSERT_TRUE(hashes.ok());
+    orders.push_back(*hashes);
+  }
+  EXPECT_EQ(orders[0], orders[1]);
+
+  // Status: trials and best per problem. Explain: the chart and its summary.
+  ASSERT_EQ(RunCommand(cli + "status 1" + at, &out), 0) << out;
+  EXPECT_NE(out.find(std::string(kSmallProblem) + " "), std::string::npos) << out;
+  EXPECT_NE(out.find("6/6"), std::string::npos) << out;
+  EXPECT_NE(out.find("(#"), std::string::npos) << out;
+  ASSERT_EQ(RunCommand(cli + "explain 1 --width 30" + at, &out), 0) << out;
+  EXPECT_NE(out.find("6 trials"), std::string::npos) << out;
+  EXPECT_NE(out.find("*"), std::string::npos) << out;
+  EXPECT_NE(out.find("95% of the best at trial"), std::string::npos) << out;
+
+  // Wall-time budget: the job ends long before its trial budget.
+  ASSERT_EQ(RunCommand(cli + "submit" + at + " --problem " + kSmallProblem +
+                           " --search model --trials 400 --time 3s --wait",
+                       &out),
+            0)
+      << out;
+  mtune::v1::Job timed = GetJob(SubmittedJobId(out));
+  EXPECT_EQ(timed.state(), mtune::v1::JOB_STATE_SUCCEEDED);
+  EXPECT_NE(timed.message().find("time budget of 3 s spent"), std::string::npos) << timed.message();
+  EXPECT_LT(timed.trials_done(), 400u);
+  EXPECT_LT(timed.finished_unix_s() - timed.created_unix_s(), 3 + 60) << "stopped late";
+  // Warm start: earlier jobs on this problem seeded it.
+  ASSERT_EQ(timed.progress_size(), 1);
+  EXPECT_GT(timed.progress(0).warm_start_seeds(), 0u);
+
+  // Patience: stops after 3 trials in a row without a >1% improvement.
+  ASSERT_EQ(RunCommand(cli + "submit" + at + " --problem " + kSmallProblem +
+                           " --search annealing --trials 400 --patience 3 --wait",
+                       &out),
+            0)
+      << out;
+  mtune::v1::Job patient = GetJob(SubmittedJobId(out));
+  EXPECT_NE(patient.message().find("no improvement in 3 trials"), std::string::npos)
+      << patient.message();
+  EXPECT_LT(patient.trials_done(), 400u);
+
+  // Bad flags are clear errors.
+  EXPECT_NE(RunCommand(cli + "submit" + at + " --problem " + kSmallProblem + " --search magic", &out), 0);
+  EXPECT_NE(out.find("annealing"), std::string::npos) << out;
+  EXPECT_NE(RunCommand(cli + "submit" + at + " --problem " + kSmallProblem + " --time 10x", &out), 0);
+  EXPECT_NE(out.find("bad duration"), std::string::npos) << out;
+}
+
+TEST_F(Cluster, SeveralProblemsShareTheirTrialsByExpectedGain) {
+  StartWorker("w0", 0);
+  WaitForWorkers(1);
+  mtune::v1::JobSpec spec;
+  spec.add_problems(kSmallProblem);
+  spec.add_problems("matmul:m=32,n=64,k=128:f32");
+  spec.set_search("random");
+  spec.set_trials(6);
+  spec.set_seed(3);
+  mtune::v1::Job job;
+  ASSERT_TRUE(Submit(spec, &job).ok());
+  EXPECT_EQ(job.trials_total(), 12u);
+  job = WaitForEnd(job.id(), 240);
+  EXPECT_EQ(job.state(), mtune::v1::JOB_STATE_SUCCEEDED) << job.message();
+  EXPECT_EQ(job.trials_done(), 12u);
+  ASSERT_EQ(job.progress_size(), 2);
+  // Each problem gets its warm-up trials; the rest goes where gains are expected.
+  EXPECT_GE(job.progress(0).trials_done(), 4u);
+  EXPECT_GE(job.progress(1).trials_done(), 4u);
+  EXPECT_EQ(job.progress(0).trials_done() + job.progress(1).trials_done(), 12u);
+
+  spec.set_allocation("evenly");
+  EXPECT_EQ(Submit(spec, &job).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+}
+
 TEST_F(Cluster, SecondWorkerWithALiveNameIsRefused) {
   StartWorker("twin", 0);
   WaitForWorkers(1);
