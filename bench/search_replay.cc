@@ -8,11 +8,13 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
 
 #include "CLI/CLI.hpp"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
@@ -40,19 +42,48 @@ struct Truth {
   double optimum = 0;
 };
 
+// Applies "--param NAME=VALUE" settings to the algorithms' tunables.
+bool SetParam(mtune::search::SearchOptions& o, const std::string& setting) {
+  std::pair<std::string, std::string> kv = absl::StrSplit(setting, absl::MaxSplits('=', 1));
+  double v = 0;
+  if (!absl::SimpleAtod(kv.second, &v)) return false;
+  const std::map<std::string, std::function<void(double)>> setters = {
+      {"genetic.population", [&](double x) { o.genetic.population = uint32_t(x); }},
+      {"genetic.elites", [&](double x) { o.genetic.elites = uint32_t(x); }},
+      {"genetic.mutation_rate", [&](double x) { o.genetic.mutation_rate = x; }},
+      {"annealing.initial_temperature", [&](double x) { o.annealing.initial_temperature = x; }},
+      {"annealing.cooling", [&](double x) { o.annealing.cooling = x; }},
+      {"annealing.restart_after", [&](double x) { o.annealing.restart_after = uint32_t(x); }},
+      {"model.initial_random", [&](double x) { o.model.initial_random = uint32_t(x); }},
+      {"model.batch", [&](double x) { o.model.batch = uint32_t(x); }},
+      {"model.exploration", [&](double x) { o.model.exploration = x; }},
+      {"model.ensemble", [&](double x) { o.model.ensemble = uint32_t(x); }},
+      {"model.trees", [&](double x) { o.model.trees = uint32_t(x); }},
+      {"model.max_depth", [&](double x) { o.model.max_depth = uint32_t(x); }},
+      {"model.pool", [&](double x) { o.model.pool = uint32_t(x); }},
+      {"model.ucb_kappa", [&](double x) { o.model.ucb_kappa = x; }},
+  };
+  auto it = setters.find(kv.first);
+  if (it == setters.end()) return false;
+  it->second(v);
+  return true;
+}
+
 Replay Run(const Truth& truth, const std::string& algorithm, uint64_t seed, size_t batch,
-           size_t max_trials) {
+           size_t max_trials, const mtune::search::SearchOptions& base, bool knob_features) {
   const auto& space = truth.table.space;
-  mtune::search::SearchOptions options;
+  mtune::search::SearchOptions options = base;
   options.seed = seed;
   // Candidates outside the table are what constraints pruned when it was measured.
   options.is_valid = [&](const Point& p) {
     return truth.by_index.contains(mtune::search::IndexOfPoint(space, p));
   };
-  options.features = [&](const Point& p) {
-    auto values = mtune::search::ValuesFromPoint(space, p);
-    return mtune::strategies::CandidateFeatures(truth.problem, *values);
-  };
+  if (!knob_features) {
+    options.features = [&](const Point& p) {
+      auto values = mtune::search::ValuesFromPoint(space, p);
+      return mtune::strategies::CandidateFeatures(truth.problem, *values);
+    };
+  }
   Replay replay;
   auto search = mtune::search::MakeSearch(algorithm, space, options);
   if (!search.ok()) {
@@ -104,6 +135,17 @@ int main(int argc, char** argv) {
   int seeds = 20;
   size_t batch = 4;
   std::string json_out;
+  std::vector<std::string> params;
+  double max_fraction = 1.0;
+  bool knob_features = false;
+  app.add_option("--param", params,
+                 "NAME=VALUE tunable of an algorithm, e.g. model.batch=4 (repeatable)");
+  app.add_option("--max-fraction", max_fraction,
+                 "stop each run after this fraction of the space (trials beyond count as never)")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  app.add_flag("--knob-features", knob_features,
+               "model learns from knob values only (no problem-aware features)");
   app.add_option("tables", tables, "ground-truth tables (bench/data/*.csv)")->required();
   app.add_option("--algorithms", algorithms, "comma-separated")->capture_default_str();
   app.add_option("--seeds", seeds, "seeds per algorithm")->capture_default_str();
@@ -112,6 +154,13 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--json", json_out, "also write the figures as JSON here");
   CLI11_PARSE(app, argc, argv);
+  mtune::search::SearchOptions base;
+  for (const std::string& p : params) {
+    if (!SetParam(base, p)) {
+      fprintf(stderr, "mtune-bench-search: bad --param '%s'\n", p.c_str());
+      return 1;
+    }
+  }
 
   nlohmann::json report = nlohmann::json::array();
   for (const std::string& path : tables) {
@@ -145,7 +194,9 @@ int main(int argc, char** argv) {
       std::vector<double> t95, t99, at5, hit;
       double search_s = 0, trials = 0;
       for (int s = 0; s < seeds; ++s) {
-        const Replay r = Run(truth, std::string(name), static_cast<uint64_t>(s), batch, n);
+        const size_t cap = std::max<size_t>(five_percent, static_cast<size_t>(max_fraction * n));
+        const Replay r = Run(truth, std::string(name), static_cast<uint64_t>(s), batch, cap, base,
+                             knob_features);
         t95.push_back(TrialsTo(r, truth.optimum, 0.95, n + 1));
         t99.push_back(TrialsTo(r, truth.optimum, 0.99, n + 1));
         const double b5 = r.best.empty() ? 0 : r.best[std::min(five_percent, r.best.size()) - 1];

@@ -139,11 +139,17 @@ class ModelSearch final : public SearchBase {
     auto predictions = ensemble_.Predict(pool_rows);
     if (!predictions.ok()) return Disable(predictions.status());
     std::vector<double> gain(pool.size());
-    for (size_t i = 0; i < pool.size(); ++i) gain[i] = ExpectedImprovement((*predictions)[i], 1.0);
-    // Ties (common: trees predict piecewise constants) go to the higher mean, then to
-    // pool order, so a seed replays exactly.
+    for (size_t i = 0; i < pool.size(); ++i) {
+      const Prediction& p = (*predictions)[i];
+      gain[i] = params_.ucb_kappa < 0 ? ExpectedImprovement(p, 1.0) : p.mean + params_.ucb_kappa * p.stddev;
+    }
+    // Ties are common (trees predict piecewise constants): they go to the higher
+    // mean, then to a seeded random order, so that a tied plateau is sampled
+    // evenly rather than from its lowest indices, and a seed still replays exactly.
     std::vector<size_t> order(pool.size());
     std::iota(order.begin(), order.end(), 0);
+    for (size_t i = order.size(); i > 1; --i)
+      std::swap(order[i - 1], order[UniformBelow(sampler_.rng(), i)]);
     std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
       if (gain[a] != gain[b]) return gain[a] > gain[b];
       return (*predictions)[a].mean > (*predictions)[b].mean;

@@ -77,6 +77,9 @@ struct ModelParams {
   uint32_t ensemble = 4;
   uint32_t trees = 40;
   uint32_t max_depth = 5;
+  // Acquisition: expected improvement when negative, else the upper confidence bound
+  // mean + ucb_kappa * spread (0: pure exploitation of the predicted mean).
+  double ucb_kappa = -1;
   // Spaces larger than this are scored on a random sample of this many unseen points
   // (plus the neighbours of the best ones) instead of every point.
   uint32_t pool = 4096;

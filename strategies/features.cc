@@ -52,6 +52,11 @@ std::vector<double> CandidateFeatures(const Problem& problem, const KnobValues& 
     const double tm = std::ceil(m / m1), tn = std::ceil(n / n1), tk = std::ceil(k / k1);
     f.push_back(Log2(tm * tn * tk));
     f.push_back(Log2(std::min(m1, m) / m2 * std::min(n1, n) / n2 * std::min(k1, k) / k2));
+    // Register tiles per cache tile along each dimension (1: the cache tile is one
+    // register tile wide, so packed data is consumed in a single sweep).
+    f.push_back(Log2(std::min(m1, m) / m2));
+    f.push_back(Log2(std::min(n1, n) / n2));
+    f.push_back(Log2(std::min(k1, k) / k2));
     // Work done on padding: computed volume over useful volume.
     f.push_back(tm * m1 * tn * n1 * tk * k1 / (m * n * k));
   }
