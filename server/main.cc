@@ -11,6 +11,7 @@
 #include "db/store.h"
 #include "grpcpp/grpcpp.h"
 #include "server/coordinator.h"
+#include "server/dashboard.h"
 #include "server/services.h"
 
 int main(int argc, char** argv) {
@@ -35,6 +36,14 @@ int main(int argc, char** argv) {
                  "seconds of worker silence before its task is re-queued")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
+  std::string http_address, http_port_file, web_root = mtune::server::DefaultWebRoot();
+  app.add_option("--http", http_address,
+                 "also serve the read-only dashboard (web page and /api/ JSON) on host:port "
+                 "(port 0 picks a free one), e.g. 127.0.0.1:8080");
+  app.add_option("--http-port-file", http_port_file,
+                 "write the dashboard's bound port to this file once serving");
+  app.add_option("--web-root", web_root, "directory of the bundled dashboard page")
+      ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
 
   // Handle SIGINT/SIGTERM on one thread: block them before any other thread starts.
@@ -79,6 +88,32 @@ int main(int argc, char** argv) {
     std::rename(tmp.c_str(), port_file.c_str());  // readers never see a partial file
   }
 
+  std::unique_ptr<mtune::server::DashboardSource> dashboard_source;
+  std::unique_ptr<mtune::server::Dashboard> dashboard;
+  if (!http_address.empty()) {
+    auto address = mtune::server::ParseHostPort(http_address);
+    if (!address.ok()) {
+      fprintf(stderr, "mtune-coordinator: --http: %s\n", address.status().ToString().c_str());
+      return 1;
+    }
+    dashboard_source = mtune::server::MakeCoordinatorSource(&coordinator);
+    auto started = mtune::server::Dashboard::Start(
+        dashboard_source.get(), {.host = address->first, .port = address->second,
+                                 .web_root = web_root, .authorizer = nullptr});
+    if (!started.ok()) {
+      fprintf(stderr, "mtune-coordinator: dashboard: %s\n", started.status().ToString().c_str());
+      return 1;
+    }
+    dashboard = std::move(*started);
+    fprintf(stderr, "mtune-coordinator: dashboard on http://%s:%d/\n", address->first.c_str(),
+            dashboard->port());
+    if (!http_port_file.empty()) {
+      std::string tmp = http_port_file + ".tmp";
+      std::ofstream(tmp) << dashboard->port() << "\n";
+      std::rename(tmp.c_str(), http_port_file.c_str());
+    }
+  }
+
   std::thread stopper([&] {
     int sig = 0;
     sigwait(&stop_signals, &sig);
@@ -88,5 +123,6 @@ int main(int argc, char** argv) {
   });
   server->Wait();
   stopper.join();
+  if (dashboard) dashboard->Stop();
   return 0;
 }
