@@ -1,7 +1,9 @@
 #include "server/dashboard.h"
 
+#include <sys/socket.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <climits>
 #include <filesystem>
 
@@ -116,11 +118,23 @@ absl::StatusOr<std::unique_ptr<Dashboard>> Dashboard::Start(DashboardSource* sou
     return absl::UnavailableError(
         absl::StrCat("cannot bind the dashboard to ", o.host, ":", o.port));
   dashboard->thread_ = std::make_unique<std::thread>([&http] { http.listen_after_bind(); });
+  // httplib's stop() does nothing before the accept loop runs: wait for it, so
+  // that a Stop() right after Start() cannot leave the thread serving forever.
+  for (int i = 0; i < 5000 && !http.is_running(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  if (!http.is_running()) return absl::InternalError("the dashboard's HTTP server did not start");
   return dashboard;
 }
 
 void Dashboard::Route() {
   httplib::Server& http = *http_;
+  // httplib's default is SO_REUSEPORT, which lets a second coordinator bind the
+  // same port and silently share its requests. SO_REUSEADDR only: a restart
+  // still rebinds over TIME_WAIT, a port in use is an error.
+  http.set_socket_options([](socket_t sock) {
+    int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+  });
   // The one gate every request passes (see HttpAuthorizer).
   http.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
     if (!options_.authorizer) return httplib::Server::HandlerResponse::Unhandled;
