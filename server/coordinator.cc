@@ -135,7 +135,7 @@ absl::StatusOr<std::unique_ptr<Coordinator::JobRun>> Coordinator::PlanJob(
     auto tpl = spec.template_name().empty() ? strategies::DefaultTemplateFor(problem->family)
                                             : strategies::FindTemplate(spec.template_name());
     if (!tpl.ok()) return absl::InvalidArgumentError(tpl.status().message());
-    if (tpl->family != problem->family)
+    if (!tpl->TunesFamily(problem->family))
       return absl::InvalidArgumentError(absl::StrCat("template ", tpl->name, " tunes ", tpl->family,
                                                      ", not ", problem->family));
     auto knobs = strategies::ExtractKnobSpace(tpl->text, *problem);
@@ -516,6 +516,13 @@ std::vector<mtune::v1::WorkerInfo> Coordinator::ListWorkers() {
     out.push_back(std::move(info));
   }
   return out;
+}
+
+std::optional<mtune::v1::Task> Coordinator::LeasedTask(int64_t task_id) {
+  std::lock_guard lock(mu_);
+  auto it = leases_.find(task_id);
+  if (it == leases_.end()) return std::nullopt;
+  return it->second.queued.task;
 }
 
 absl::StatusOr<mtune::v1::RegisterResponse> Coordinator::Register(

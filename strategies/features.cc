@@ -31,10 +31,18 @@ std::vector<double> CandidateFeatures(const Problem& problem, const KnobValues& 
   for (const auto& [name, dim] : problem.dims) f.push_back(Log2(static_cast<double>(dim)));
 
   const double m = problem.Dim("m"), n = problem.Dim("n"), k = problem.Dim("k");
-  const double m1 = Number(values, "tile_m1"), n1 = Number(values, "tile_n1"), k1 = Number(values, "tile_k1");
+  // A template without a cache tile along a dimension (matmul_packed does not tile m
+  // at level 1) covers it whole.
+  auto level1 = [&](const char* name, double whole) {
+    const double v = Number(values, name);
+    return v > 0 ? v : whole;
+  };
+  const double m1 = level1("tile_m1", m), n1 = level1("tile_n1", n), k1 = level1("tile_k1", k);
   const double m2 = Number(values, "tile_m2"), n2 = Number(values, "tile_n2"), k2 = Number(values, "tile_k2");
-  if (m > 0 && n > 0 && k > 0 && m1 > 0 && n1 > 0 && k1 > 0 && m2 > 0 && n2 > 0 && k2 > 0) {
-    const double eb = problem.ElementBytes();
+  const auto operands = problem.Operands();
+  if (m > 0 && n > 0 && k > 0 && m2 > 0 && n2 > 0 && k2 > 0 && !operands.empty()) {
+    // Input element bytes (bf16 inputs accumulate in f32, but the tiles move inputs).
+    const double eb = operands.front().ElementBytes();
     // Cache tile: the A, B and C blocks one (m1, n1, k1) iteration touches.
     f.push_back(Log2((m1 * k1 + k1 * n1 + m1 * n1) * eb));
     // Packed B block, reused across the m loop.

@@ -3,10 +3,18 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "strategies/problem.h"
 #include "strategies/templates_embedded.h"
 
 namespace mtune::strategies {
+
+bool StrategyTemplate::TunesFamily(absl::string_view problem_family) const {
+  for (absl::string_view f : absl::StrSplit(family, ','))
+    if (absl::StripAsciiWhitespace(f) == problem_family) return true;
+  return false;
+}
 
 const std::vector<StrategyTemplate>& BuiltinTemplates() {
   static const auto* templates = [] {
@@ -38,8 +46,14 @@ absl::StatusOr<StrategyTemplate> FindTemplate(absl::string_view name) {
 }
 
 absl::StatusOr<StrategyTemplate> DefaultTemplateFor(absl::string_view family) {
-  for (const FamilyInfo& f : Families())
-    if (f.name == family) return FindTemplate(f.default_template);
+  for (const FamilyInfo& f : Families()) {
+    if (f.name != family) continue;
+    if (f.default_template.empty())
+      return absl::NotFoundError(absl::StrCat(
+          "op family '", family, "' has no strategy template yet (problems, payloads and "
+          "verification exist; pass a template file to `mtune measure --template-file`)"));
+    return FindTemplate(f.default_template);
+  }
   return absl::NotFoundError(absl::StrCat("no default template for op family '", family, "'"));
 }
 
