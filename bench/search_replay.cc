@@ -62,6 +62,7 @@ bool SetParam(mtune::search::SearchOptions& o, const std::string& setting) {
       {"model.max_depth", [&](double x) { o.model.max_depth = uint32_t(x); }},
       {"model.pool", [&](double x) { o.model.pool = uint32_t(x); }},
       {"model.ucb_kappa", [&](double x) { o.model.ucb_kappa = x; }},
+      {"model.label_power", [&](double x) { o.model.label_power = x; }},
   };
   auto it = setters.find(kv.first);
   if (it == setters.end()) return false;

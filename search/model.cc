@@ -128,7 +128,7 @@ class ModelSearch final : public SearchBase {
     std::vector<float> labels;
     for (const Sample& s : observed_) {
       rows.push_back(FeaturesOf(s.point));
-      labels.push_back(static_cast<float>(s.score / best));
+      labels.push_back(static_cast<float>(std::pow(s.score / best, params_.label_power)));
     }
     if (absl::Status s = ensemble_.Fit(rows, labels); !s.ok()) return Disable(s);
     std::vector<Point> pool = Pool();

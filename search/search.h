@@ -77,6 +77,9 @@ struct ModelParams {
   uint32_t ensemble = 4;
   uint32_t trees = 40;
   uint32_t max_depth = 5;
+  // Labels are (GFLOP/s / best so far)^label_power: above 1 the fit spends its
+  // splits on the top of the distribution, where the optimum is.
+  double label_power = 1;
   // Acquisition: expected improvement when negative, else the upper confidence bound
   // mean + ucb_kappa * spread (0: pure exploitation of the predicted mean).
   double ucb_kappa = -1;
