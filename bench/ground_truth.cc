@@ -209,5 +209,9 @@ int main(int argc, char** argv) {
               goal, elapsed, elapsed / measured * (goal - measured));
     }
   }
+  const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+  if (measured > 0)
+    fprintf(stderr, "mtune-ground-truth: %zu candidates in %.0f s: %.2f candidates per second (one sandbox)\n",
+            measured, elapsed, measured / elapsed);
   return 0;
 }
