@@ -35,6 +35,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
 #include "bench/baselines.h"
+#include "client/measure_command.h"
 #include "benchmark/benchmark.h"
 #include "db/export.h"
 #include "db/store.h"
@@ -72,6 +73,9 @@ struct Flags {
   double tune_min_time_s = 0.1;
   int rounds = 3;
   std::string json;
+  // A given candidate instead of tuning: template file and/or knob overrides.
+  std::string template_file;
+  std::vector<std::string> knobs;
 };
 
 // What the side-by-side compares, in the order each round runs them.
@@ -283,6 +287,30 @@ absl::Status LoadBest(const std::string& path, std::vector<ShapeReport>& reports
         best->script(), strategies::ValuesOf(best->candidate()), best->result().gflops(),
         absl::StrFormat("store %s, job %d, target %s, %.2f GFLOP/s there", path, best->job_id(),
                         best->target().id(), best->result().gflops())};
+  }
+  return absl::OkStatus();
+}
+
+// --- a given candidate ---------------------------------------------------------
+
+// Resolves --template-file / --knob for every shape (knobs not given keep the
+// template's defaults), so a strategy can be compared with the libraries as is.
+absl::Status UseGivenCandidate(const Flags& flags, std::vector<ShapeReport>& reports) {
+  client::MeasureRequest request;
+  request.template_file = flags.template_file;
+  for (const std::string& knob : flags.knobs) {
+    std::pair<std::string, std::string> kv = absl::StrSplit(knob, absl::MaxSplits('=', 1));
+    if (kv.first.empty() || kv.second.empty())
+      return absl::InvalidArgumentError(absl::StrCat("--knob '", knob, "': want NAME=VALUE"));
+    request.knobs[kv.first] = kv.second;
+  }
+  for (ShapeReport& report : reports) {
+    request.problem = report.problem.Key();
+    auto resolved = client::ResolveCandidate(request);
+    if (!resolved.ok()) return resolved.status();
+    report.best = BestKernel{resolved->script, strategies::ValuesOf(resolved->candidate), 0,
+                             absl::StrCat("given on the command line (template ",
+                                          resolved->candidate.template_name(), ")")};
   }
   return absl::OkStatus();
 }
@@ -596,7 +624,12 @@ int Run(const Flags& flags) {
   for (const std::string& note : calibration_notes) std::fprintf(stderr, "  calibration: %s\n", note.c_str());
   std::fprintf(stderr, "  FMA peak %.2f GFLOP/s (%s)\n", calibration.peak_gflops_f32(), fma_isa.c_str());
 
-  if (!flags.db.empty()) {
+  if (!flags.template_file.empty() || !flags.knobs.empty()) {
+    if (absl::Status given = UseGivenCandidate(flags, reports); !given.ok()) {
+      std::fprintf(stderr, "%s\n", given.ToString().c_str());
+      return 2;
+    }
+  } else if (!flags.db.empty()) {
     if (absl::Status loaded = LoadBest(flags.db, reports); !loaded.ok()) {
       std::fprintf(stderr, "%s\n", loaded.ToString().c_str());
       return 1;
@@ -653,7 +686,7 @@ int main(int argc, char** argv) {
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   app.add_option("--seed", flags.seed, "seed of the random search")->capture_default_str();
-  app.add_option("--db", flags.db,
+  auto* db_option = app.add_option("--db", flags.db,
                  "instead of tuning, take the best script per shape from this coordinator "
                  "store or exported best-strategy database");
   app.add_option("--cpu", flags.cpu, "CPU the measuring thread is pinned to (-1: no pinning)")
@@ -670,6 +703,14 @@ int main(int argc, char** argv) {
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   app.add_option("--json", flags.json, "also write the results as JSON to this file");
+  auto* template_file = app.add_option(
+      "--template-file", flags.template_file,
+      "instead of tuning, compare this template's candidate (defaults + --knob) per shape");
+  auto* knobs = app.add_option("--knob", flags.knobs,
+                               "NAME=VALUE (repeatable): instead of tuning, compare the default "
+                               "template's candidate with these knobs per shape");
+  template_file->excludes(db_option);
+  knobs->excludes(db_option);
   CLI11_PARSE(app, argc, argv);
 
   // Google Benchmark only times the loops; its own flags are not exposed.

@@ -27,7 +27,7 @@ struct FamilyGrammar {
 const std::vector<FamilyGrammar>& Grammars() {
   static const auto* grammars = new std::vector<FamilyGrammar>{
       {{"matmul", "matmul:m=<M>,n=<N>,k=<K>:f32   C[M,N] += A[M,K] * B[K,N]",
-        "matmul:m=512,n=512,k=512:f32", "matmul_2level"},
+        "matmul:m=512,n=512,k=512:f32", "matmul_packed"},
        {"m", "n", "k"},
        {"f32"}},
   };

@@ -17,10 +17,11 @@ mtune::v1::Calibration FakeCalibration() {
   return c;
 }
 
-mtune::v1::Task TaskFor(const std::string& key, strategies::KnobValues overrides = {}) {
+mtune::v1::Task TaskFor(const std::string& key, strategies::KnobValues overrides = {},
+                        const std::string& template_name = "matmul_2level") {
   auto problem = strategies::ParseProblemKey(key);
   EXPECT_TRUE(problem.ok()) << problem.status();
-  auto tpl = strategies::FindTemplate("matmul_2level");
+  auto tpl = strategies::FindTemplate(template_name);
   auto space = strategies::ExtractKnobSpace(tpl->text, *problem);
   EXPECT_TRUE(space.ok()) << space.status();
   strategies::KnobValues values;
@@ -53,6 +54,25 @@ TEST(Measurer, OddShapeCompilesVerifiesAndTimes) {
   EXPECT_LT(result.max_rel_error(), 1e-4);
   EXPECT_EQ(result.roofline_level(), "DRAM");
   EXPECT_NEAR(result.fraction_of_roofline(), result.gflops() / result.roofline_gflops(), 1e-9);
+}
+
+// Every structural alternative of matmul_packed (packing A or not, m- or n-outer
+// register loops) on shapes that divide no tile, checked against the reference.
+TEST(Measurer, PackedTemplateAlternativesAreCorrectOnOddShapes) {
+  Measurer measurer;
+  for (const std::string key : {"matmul:m=37,n=45,k=67:f32", "matmul:m=1,n=33,k=5:f32"}) {
+    for (const std::string pack_a : {"no", "yes"}) {
+      for (const std::string order : {"mnk", "nmk"}) {
+        auto result = measurer.Measure(
+            TaskFor(key, {{"pack_a", pack_a}, {"loop_order", order}, {"tile_n2", "16"},
+                          {"tile_k2", "1"}},
+                    "matmul_packed"),
+            FakeCalibration());
+        EXPECT_EQ(result.status(), mtune::v1::RESULT_STATUS_OK)
+            << key << " pack_a=" << pack_a << " loop_order=" << order << ": " << result.error();
+      }
+    }
+  }
 }
 
 TEST(Measurer, DotLoweringIsAlsoCorrect) {

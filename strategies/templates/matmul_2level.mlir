@@ -6,7 +6,7 @@
 // vectorization always see static shapes (any m, n, k works). The tile of B is
 // packed into a contiguous buffer once per (n, k) tile. Level 2 tiles
 // (tile_m2, tile_n2, tile_k2) give the register tile (at most 16x32 f32, i.e. the
-// 32 zmm registers of AVX-512: larger tiles spill and took minutes to compile): the vector.contract that
+// 32 zmm registers of AVX-512: larger tiles spill): the vector.contract that
 // vectorization makes of it is lowered by the `contraction_lowering` alternative.
 // The accumulator tile is hoisted out of the innermost k loop, so it lives in
 // registers across the reduction.
@@ -49,16 +49,23 @@ module attributes {transform.with_named_sequence} {
       : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>)
       -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
 
-    // Vectorize (padding too, so packing copies are vector loads and stores rather
-    // than a runtime memrefCopy), then keep the accumulator in registers across the
-    // innermost k loop.
+    // Vectorize the register tile into one vector.contract and the pads (packing and
+    // edge copies) into vector transfers, then keep the accumulator in registers
+    // across the innermost k loop. Only these are vectorized, not the whole function:
+    // vectorizing the level-1 tensor.insert_slice would copy the whole C tile through
+    // registers once bufferization has made it a copy onto itself.
+    transform.structured.vectorize %tiled2 {create_named_contraction} : !transform.any_op
     %func = transform.structured.match ops{["func.func"]} in %root : (!transform.any_op) -> !transform.any_op
-    %vectorized = transform.structured.vectorize_children_and_apply_patterns %func {vectorize_padding} : (!transform.any_op) -> !transform.any_op
-    %contract = transform.structured.match ops{["vector.contract"]} in %vectorized : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %func {
+      transform.apply_patterns.linalg.pad_vectorization
+      transform.apply_patterns.canonicalization
+      transform.apply_patterns.tensor.fold_tensor_subset_ops_into_vector_transfers
+    } : !transform.any_op
+    %contract = transform.structured.match ops{["vector.contract"]} in %func : (!transform.any_op) -> !transform.any_op
     %k_loop = transform.get_parent_op %contract {op_name = "scf.for"} : (!transform.any_op) -> !transform.any_op
     transform.loop.hoist_loop_invariant_subsets %k_loop : !transform.any_op
 
-    %bufferized = transform.bufferization.one_shot_bufferize %root : (!transform.any_op) -> !transform.any_op
+    %bufferized = transform.bufferization.one_shot_bufferize %root {memcpy_op = "linalg.copy"} : (!transform.any_op) -> !transform.any_op
     %kernel = transform.structured.match ops{["func.func"]} in %bufferized : (!transform.any_op) -> !transform.any_op
     transform.apply_cse to %kernel : !transform.any_op
 
