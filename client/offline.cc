@@ -79,10 +79,7 @@ absl::StatusOr<std::string> ReadFile(const std::string& path) {
 
 }  // namespace
 
-std::string HostTargetId() {
-  return absl::StrCat("cpu:", worker::JitKernel::HostTriple(), ":",
-                      worker::JitKernel::HostCpuName());
-}
+std::string HostTargetId() { return strategies::HostCpuTargetId(); }
 
 absl::Status WriteFileAtomically(const std::string& path, const std::string& bytes, bool force) {
   if (!force && access(path.c_str(), F_OK) == 0)

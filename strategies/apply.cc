@@ -3,6 +3,7 @@
 #include <map>
 
 #include "absl/strings/str_cat.h"
+#include "llvm/TargetParser/Host.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Transform/IR/TransformDialect.h"
@@ -13,6 +14,11 @@
 #include "strategies/op_key.h"
 
 namespace mtune::strategies {
+
+std::string HostCpuTargetId() {
+  return absl::StrCat("cpu:", llvm::sys::getProcessTriple(), ":",
+                      llvm::sys::getHostCPUName().str());
+}
 
 const char* OutcomeName(OpOutcome::Kind kind) {
   switch (kind) {

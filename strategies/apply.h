@@ -32,6 +32,9 @@ struct OpOutcome {
   std::string key_or_reason;
 };
 
+// Target id of this machine as workers register it: "cpu:<triple>:<cpu>".
+std::string HostCpuTargetId();
+
 // Short word for a kind: "tuned", "no-entry", "shared-function", "not-a-problem".
 const char* OutcomeName(OpOutcome::Kind kind);
 
