@@ -149,27 +149,31 @@ absl::StatusOr<bool> StrategyDb::ReadEntry(absl::string_view problem, absl::stri
   return true;
 }
 
-absl::StatusOr<const std::vector<std::pair<ParsedKey, double>>*> StrategyDb::FamilyKeys(
+absl::StatusOr<const std::vector<StrategyDb::TunedShape>*> StrategyDb::FamilyShapes(
     const std::string& family, const std::string& target_id) {
   auto key = std::make_pair(family, target_id);
-  if (auto it = family_keys_.find(key); it != family_keys_.end()) return &it->second;
+  if (auto it = family_shapes_.find(key); it != family_shapes_.end()) return &it->second;
   absl::StatusOr<StatementLease> select = connection_->Prepare(kSelectFamilyKeysSql);
   if (!select.ok()) return select.status();
   (*select)->BindAll(family, target_id);
-  std::vector<std::pair<ParsedKey, double>> keys;
+  std::vector<TunedShape> shapes;
   while (true) {
     absl::StatusOr<bool> row = (*select)->Step();
     if (!row.ok()) return row.status();
     if (!*row) break;
-    const std::string problem = (*select)->ColumnText(0);
-    absl::StatusOr<ParsedKey> parsed = ParseKeyParts(problem);
+    TunedShape& shape = shapes.emplace_back();
+    shape.key = (*select)->ColumnText(0);
+    shape.gflops = (*select)->ColumnDouble(1);
+    absl::StatusOr<ParsedKey> parsed = ParseKeyParts(shape.key);
     if (!parsed.ok()) {
       return absl::DataLossError(
           absl::StrCat(path_, " holds a malformed problem key: ", parsed.status().message()));
     }
-    keys.emplace_back(std::move(*parsed), (*select)->ColumnDouble(1));
+    shape.parsed = std::move(*parsed);
+    for (const auto& [name, value] : shape.parsed.dims)
+      if (IsSizeDimension(name)) shape.log_sizes.push_back(std::log2(static_cast<double>(value)));
   }
-  return &family_keys_.emplace(std::move(key), std::move(keys)).first->second;
+  return &family_shapes_.emplace(std::move(key), std::move(shapes)).first->second;
 }
 
 void StrategyDb::Annotate(StrategyAnswer& answer) const {
@@ -207,42 +211,54 @@ absl::StatusOr<StrategyAnswer> StrategyDb::Lookup(absl::string_view problem,
     return answer;
   }
 
-  absl::StatusOr<const std::vector<std::pair<ParsedKey, double>>*> keys =
-      FamilyKeys(asked->family, std::string(target_id));
-  if (!keys.ok()) return keys.status();
   if (fallback == Fallback::kExactOnly) {
-    return absl::NotFoundError(absl::StrCat(
-        path_, " has no entry for ", problem, " on target ", target_id, " (it has ",
-        (*keys)->size(), " ", asked->family, " entries for that target",
-        (*keys)->empty() ? "" : "; the nearest-shape fallback may answer", ")"));
+    return absl::NotFoundError(absl::StrCat(path_, " has no entry for ", problem, " on target ",
+                                            target_id,
+                                            " (the nearest-shape fallback may find a tuned shape "
+                                            "of the same family)"));
   }
-  const ParsedKey* best = nullptr;
-  double best_distance = std::numeric_limits<double>::infinity(), best_gflops = 0;
-  std::string best_key;
-  for (const auto& [tuned, gflops] : **keys) {
-    const double distance = ShapeDistance(*asked, tuned);
-    if (distance < 0) continue;
-    // Keys are compared only on ties, so they are built only then.
-    const bool better = distance < best_distance ||
-                        (distance == best_distance && gflops > best_gflops);
-    if (!better && !(distance == best_distance && gflops == best_gflops)) continue;
-    std::string key = absl::StrCat(tuned.family, ":");
-    for (size_t i = 0; i < tuned.dims.size(); ++i)
-      absl::StrAppend(&key, i ? "," : "", tuned.dims[i].first, "=", tuned.dims[i].second);
-    absl::StrAppend(&key, ":", tuned.element_type);
-    if (!better && key >= best_key) continue;
+  absl::StatusOr<const std::vector<TunedShape>*> shapes =
+      FamilyShapes(asked->family, std::string(target_id));
+  if (!shapes.ok()) return shapes.status();
+  std::vector<double> asked_log_sizes;
+  for (const auto& [name, value] : asked->dims)
+    if (IsSizeDimension(name)) asked_log_sizes.push_back(std::log2(static_cast<double>(value)));
+
+  const TunedShape* best = nullptr;
+  double best_distance = std::numeric_limits<double>::infinity();
+  for (const TunedShape& tuned : **shapes) {
+    // Cheap checks first; ShapeDistance's rules, on precomputed logarithms.
+    if (tuned.log_sizes.size() != asked_log_sizes.size() ||
+        tuned.parsed.element_type != asked->element_type ||
+        tuned.parsed.dims.size() != asked->dims.size())
+      continue;
+    double distance = 0;
+    for (size_t i = 0; i < asked_log_sizes.size(); ++i)
+      distance += std::abs(asked_log_sizes[i] - tuned.log_sizes[i]);
+    if (distance > best_distance) continue;
+    bool comparable = true;
+    for (size_t i = 0; i < asked->dims.size() && comparable; ++i) {
+      const auto& [name, value] = asked->dims[i];
+      comparable = name == tuned.parsed.dims[i].first &&
+                   (IsSizeDimension(name) || value == tuned.parsed.dims[i].second);
+    }
+    if (!comparable) continue;
+    const bool better =
+        best == nullptr || distance < best_distance ||
+        (tuned.gflops > best->gflops ||
+         (tuned.gflops == best->gflops && tuned.key < best->key));
+    if (!better) continue;
     best = &tuned;
     best_distance = distance;
-    best_gflops = gflops;
-    best_key = std::move(key);
   }
   if (best == nullptr) {
     return absl::NotFoundError(absl::StrCat(
         path_, " has no entry for ", problem, " on target ", target_id,
         " and no comparable shape to fall back to (same family, element type, strides and "
         "dilations; ",
-        (*keys)->size(), " ", asked->family, " entries for that target)"));
+        (*shapes)->size(), " ", asked->family, " entries for that target)"));
   }
+  const std::string best_key = best->key;
   found = ReadEntry(best_key, target_id, &answer.entry);
   if (!found.ok()) return found.status();
   if (!*found) return absl::InternalError(absl::StrCat(best_key, " vanished from ", path_));

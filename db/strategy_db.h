@@ -122,8 +122,16 @@ class StrategyDb {
   StrategyDb(std::unique_ptr<Connection> connection, std::string path, Options options);
   absl::StatusOr<bool> ReadEntry(absl::string_view problem, absl::string_view target_id,
                                  ExportedStrategy* entry);
-  absl::StatusOr<const std::vector<std::pair<ParsedKey, double>>*> FamilyKeys(
-      const std::string& family, const std::string& target_id);
+  // One tuned key of a (family, target), prepared for distance computations.
+  struct TunedShape {
+    std::string key;
+    ParsedKey parsed;
+    // log2 of each size dimension, in key order (strides/dilations excluded).
+    std::vector<double> log_sizes;
+    double gflops = 0;
+  };
+  absl::StatusOr<const std::vector<TunedShape>*> FamilyShapes(const std::string& family,
+                                                                const std::string& target_id);
   void Annotate(StrategyAnswer& answer) const;
 
   std::mutex mu_;
@@ -132,8 +140,7 @@ class StrategyDb {
   const Options options_;
   // (family, target) -> tuned keys and their GFLOP/s, loaded on the first
   // fallback lookup for that pair (the file is read-only, so it never changes).
-  std::map<std::pair<std::string, std::string>, std::vector<std::pair<ParsedKey, double>>>
-      family_keys_;
+  std::map<std::pair<std::string, std::string>, std::vector<TunedShape>> family_shapes_;
 };
 
 // Major version of a dotted version string ("22.1.8" -> "22").

@@ -91,8 +91,6 @@ absl::StatusOr<mlir::transform::NamedSequenceOp> ParseEntryPoint(
   return main;
 }
 
-constexpr char kAnyOp[] = "!transform.any_op";
-
 // The dispatching entry point and its matchers for `dispatched` (index, entry,
 // pattern) as MLIR text; see the header for what it does.
 std::string DispatchText(
@@ -110,24 +108,14 @@ std::string DispatchText(
     transform.yield %f : !transform.any_op
   }
 )mlir");
-  std::vector<std::string> forwarded = {"%shared"}, forwarded_args = {};
-  for (size_t i = 0; i < dispatched.size(); ++i) forwarded.push_back(absl::StrCat("%funcs_", i));
-  for (const std::string& name : forwarded)
-    forwarded_args.push_back(absl::StrCat(name, ": !transform.any_op {transform.readonly}"));
-  const std::string args = absl::StrJoin(forwarded_args, ", ");
   for (size_t i = 0; i < dispatched.size(); ++i) {
-    absl::StrAppend(&text, "  // ", dispatched[i].first->problem, R"mlir(: a function in %funcs_)mlir", i,
-                    R"mlir( that is not %shared.
+    absl::StrAppend(&text, "  // ", dispatched[i].first->problem,
+                    R"mlir(: the function of an op found by the exact match, unless %shared.
   transform.named_sequence @mtune_match_)mlir",
-                    i, "(%f: !transform.any_op {transform.readonly}, ", args,
-                    R"mlir() -> !transform.any_op {
-    transform.match.operation_name %f ["func.func"] : !transform.any_op
-    %with_f = transform.merge_handles deduplicate %funcs_)mlir",
-                    i, R"mlir(, %f : !transform.any_op
-    %n_with_f = transform.num_associations %with_f : (!transform.any_op) -> !transform.param<i64>
-    %n_funcs = transform.num_associations %funcs_)mlir",
-                    i, R"mlir( : (!transform.any_op) -> !transform.param<i64>
-    transform.match.param.cmpi eq %n_with_f, %n_funcs : !transform.param<i64>
+                    i, R"mlir((%op: !transform.any_op {transform.readonly}, %shared: !transform.any_op {transform.readonly}) -> !transform.any_op {
+    transform.match.operation_name %op [")mlir",
+                    dispatched[i].second.op_name, R"mlir("] : !transform.any_op
+    %f = transform.get_parent_op %op {op_name = "func.func"} : (!transform.any_op) -> !transform.any_op
     %shared_with_f = transform.merge_handles deduplicate %shared, %f : !transform.any_op
     %n_shared_with_f = transform.num_associations %shared_with_f : (!transform.any_op) -> !transform.param<i64>
     %n_shared = transform.num_associations %shared : (!transform.any_op) -> !transform.param<i64>
@@ -138,7 +126,7 @@ std::string DispatchText(
   }
   absl::StrAppend(&text, R"mlir(
   // Entry point: tunes every function whose only linalg op has a tuned strategy.
-  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.consumed}) {
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
     %all_funcs = transform.structured.match ops{["func.func"]} in %root : (!transform.any_op) -> !transform.any_op
     %shared = transform.foreach %all_funcs : !transform.any_op -> !transform.any_op {
     ^bb0(%f: !transform.any_op):
@@ -148,27 +136,22 @@ std::string DispatchText(
       transform.yield %several : !transform.any_op
     }
 )mlir");
-  std::vector<std::string> pairs;
   for (size_t i = 0; i < dispatched.size(); ++i) {
     const OpPattern& p = dispatched[i].second;
-    std::vector<std::string> quoted_types;
-    absl::StrAppend(&text, "    // ", dispatched[i].first->problem, "\n    %ops_", i,
-                    " = transform.structured.match ops{[\"", p.op_name, "\"]}",
-                    p.attributes.empty() ? "" : absl::StrCat(" attributes {", p.attributes, "}"),
-                    " filter_operand_types = [", absl::StrJoin(p.operand_types, ", "),
-                    "] in %root : (!transform.any_op) -> !transform.any_op\n    %funcs_", i,
-                    " = transform.get_parent_op %ops_", i,
-                    " {op_name = \"func.func\", deduplicate} : (!transform.any_op) -> "
-                    "!transform.any_op\n");
-    pairs.push_back(absl::StrCat("@mtune_match_", i, " -> @",
-                                 LibrarySymbol(dispatched[i].first->problem,
-                                               dispatched[i].first->target_id)));
+    // Walking only the exactly matched ops keeps the cost linear in the module
+    // and the number of problems (one walk of the whole module per problem
+    // with every set forwarded to every matcher was quadratic).
+    absl::StrAppend(
+        &text, "    // ", dispatched[i].first->problem, "\n    %ops_", i,
+        " = transform.structured.match ops{[\"", p.op_name, "\"]}",
+        p.attributes.empty() ? "" : absl::StrCat(" attributes {", p.attributes, "}"),
+        " filter_operand_types = [", absl::StrJoin(p.operand_types, ", "),
+        "] in %root : (!transform.any_op) -> !transform.any_op\n    %tuned_", i,
+        " = transform.foreach_match restrict_root in %ops_", i, ", %shared @mtune_match_", i,
+        " -> @", LibrarySymbol(dispatched[i].first->problem, dispatched[i].first->target_id),
+        " : (!transform.any_op, !transform.any_op) -> !transform.any_op\n");
   }
-  std::vector<std::string> operand_types(forwarded.size() + 1, kAnyOp);
-  absl::StrAppend(&text, "    %updated = transform.foreach_match in %root, ",
-                  absl::StrJoin(forwarded, ", "), "\n        ", absl::StrJoin(pairs, ",\n        "),
-                  "\n        : (", absl::StrJoin(operand_types, ", "),
-                  ") -> !transform.any_op\n    transform.yield\n  }\n");
+  absl::StrAppend(&text, "    transform.yield\n  }\n");
   return text;
 }
 
