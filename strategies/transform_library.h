@@ -4,12 +4,15 @@
 // How the dispatch works (all upstream transform ops, runs in plain mlir-opt):
 //   mlir-opt --transform-preload-library=transform-library-paths=LIB.mlir \
 //            --transform-interpreter payload.mlir
-// `@__transform_main` finds, for each tuned problem, the ops of exactly that
-// problem (`transform.structured.match` on op name, indexing maps / strides /
-// dilations and operand types, see strategies/op_key.h), then walks the payload
-// with `transform.foreach_match`: each function whose only linalg op is a tuned
-// problem is handed to that problem's sequence. Everything else is left alone:
-// untuned ops, and ops that share their function with other linalg ops.
+// `@__transform_main` first collects the functions holding two or more linalg
+// ops (%shared). Then, for each tuned problem, `transform.structured.match`
+// finds exactly the ops of that problem (op name, indexing maps / strides /
+// dilations, operand types; see strategies/op_key.h), and `transform.foreach_match`
+// walks them with a matcher that checks the op kind and that its function is
+// not in %shared, handing that function to the problem's tuned sequence.
+// Everything else is left alone: untuned ops, and ops that share their
+// function with other linalg ops. Only tensor-form ops match (strategies
+// bufferize what they tile).
 //
 // Why whole functions: a tuned strategy was measured on a function holding its
 // op alone, and it transforms that function as a whole (vectorization,
