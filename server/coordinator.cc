@@ -65,7 +65,7 @@ absl::StatusOr<std::unique_ptr<Coordinator::JobRun>> Coordinator::PlanJob(
     auto tpl = spec.template_name().empty() ? strategies::DefaultTemplateFor(problem->family)
                                             : strategies::FindTemplate(spec.template_name());
     if (!tpl.ok()) return absl::InvalidArgumentError(tpl.status().message());
-    if (tpl->family != problem->family)
+    if (!tpl->TunesFamily(problem->family))
       return absl::InvalidArgumentError(absl::StrCat("template ", tpl->name, " tunes ", tpl->family,
                                                      ", not ", problem->family));
     auto knobs = strategies::ExtractKnobSpace(tpl->text, *problem);

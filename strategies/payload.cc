@@ -1,44 +1,52 @@
 #include "strategies/payload.h"
 
+#include <vector>
+
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "strategies/families.h"
 
 namespace mtune::strategies {
 namespace {
 
-std::string Shape(int64_t a, int64_t b, const std::string& type) {
-  return absl::StrCat(a, "x", b, "x", type);
-}
-
-// Operands arrive as memrefs so that the JIT'd function is trivially callable from
-// C++; `restrict` tells bufferization they do not alias, `writable` lets the
-// output be updated in place.
-std::string MatmulPayload(const Problem& p) {
-  const std::string t = p.element_type;
-  const std::string a = Shape(p.Dim("m"), p.Dim("k"), t);
-  const std::string b = Shape(p.Dim("k"), p.Dim("n"), t);
-  const std::string c = Shape(p.Dim("m"), p.Dim("n"), t);
-  return absl::StrFormat(
-      R"(// mtune payload for %1$s
-func.func @%2$s(%%A: memref<%3$s>, %%B: memref<%4$s>, %%C: memref<%5$s>) attributes {llvm.emit_c_interface} {
-  %%a = bufferization.to_tensor %%A restrict : memref<%3$s> to tensor<%3$s>
-  %%b = bufferization.to_tensor %%B restrict : memref<%4$s> to tensor<%4$s>
-  %%c = bufferization.to_tensor %%C restrict writable : memref<%5$s> to tensor<%5$s>
-  %%r = linalg.matmul ins(%%a, %%b : tensor<%3$s>, tensor<%4$s>) outs(%%c : tensor<%5$s>) -> tensor<%5$s>
-  bufferization.materialize_in_destination %%r in restrict writable %%C : (tensor<%5$s>, memref<%5$s>) -> ()
-  return
-}
-)",
-      p.Key(), kPayloadFunction, a, b, c);
+std::string ShapeText(const OperandShape& o) {
+  return absl::StrCat(absl::StrJoin(o.shape, "x"), "x", o.element_type);
 }
 
 }  // namespace
 
+// Operands arrive as memrefs so that the JIT'd function is trivially callable from
+// C++; `restrict` tells bufferization they do not alias, `writable` lets the
+// output be updated in place.
 absl::StatusOr<std::string> MakePayload(const Problem& problem) {
-  if (problem.family == "matmul") return MatmulPayload(problem);
-  return absl::UnimplementedError(
-      absl::StrCat("no payload generator for op family '", problem.family, "'"));
+  const internal::FamilySpec* family = internal::FindFamily(problem.family);
+  if (family == nullptr)
+    return absl::UnimplementedError(
+        absl::StrCat("no payload generator for op family '", problem.family, "'"));
+  const std::vector<OperandShape> operands = problem.Operands();
+  std::vector<std::string> params, conversions, tensors, types;
+  for (size_t i = 0; i < operands.size(); ++i) {
+    const bool is_output = i + 1 == operands.size();
+    const std::string shape = ShapeText(operands[i]);
+    const std::string memref = absl::StrCat("%arg", i);
+    const std::string tensor = absl::StrCat("%t", i);
+    params.push_back(absl::StrCat(memref, ": memref<", shape, ">"));
+    conversions.push_back(absl::StrCat("  ", tensor, " = bufferization.to_tensor ", memref,
+                                       is_output ? " restrict writable" : " restrict", " : memref<",
+                                       shape, "> to tensor<", shape, ">\n"));
+    tensors.push_back(tensor);
+    types.push_back(absl::StrCat("tensor<", shape, ">"));
+  }
+  const std::string out_shape = ShapeText(operands.back());
+  return absl::StrCat(
+      "// mtune payload for ", problem.Key(), "\n",
+      "func.func @", kPayloadFunction, "(", absl::StrJoin(params, ", "),
+      ") attributes {llvm.emit_c_interface} {\n", absl::StrJoin(conversions, ""), "  ",
+      family->linalg_op(problem, tensors, types, "%r"), "\n",
+      "  bufferization.materialize_in_destination %r in restrict writable %arg",
+      operands.size() - 1, " : (tensor<", out_shape, ">, memref<", out_shape, ">) -> ()\n",
+      "  return\n}\n");
 }
 
 }  // namespace mtune::strategies

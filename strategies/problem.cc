@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "strategies/families.h"
 
 namespace mtune::strategies {
 namespace {
@@ -18,31 +19,19 @@ constexpr int64_t kMaxDim = 1 << 16;
 // Largest accepted operand, in elements (4 GiB of f32).
 constexpr int64_t kMaxOperandElements = int64_t{1} << 30;
 
-struct FamilyGrammar {
-  FamilyInfo info;
-  std::vector<std::string> dims;
-  std::vector<std::string> element_types;
-};
+using internal::FamilySpec;
+using internal::FindFamily;
+using internal::FamilySpecs;
 
-const std::vector<FamilyGrammar>& Grammars() {
-  static const auto* grammars = new std::vector<FamilyGrammar>{
-      {{"matmul", "matmul:m=<M>,n=<N>,k=<K>:f32   C[M,N] += A[M,K] * B[K,N]",
-        "matmul:m=512,n=512,k=512:f32", "matmul_packed"},
-       {"m", "n", "k"},
-       {"f32"}},
-  };
-  return *grammars;
-}
-
-const FamilyGrammar* FindGrammar(absl::string_view family) {
-  for (const auto& g : Grammars())
-    if (g.info.name == family) return &g;
-  return nullptr;
+std::string DimNames(const FamilySpec& family) {
+  std::vector<std::string> names;
+  for (const internal::DimSpec& d : family.dims) names.push_back(d.name);
+  return absl::StrJoin(names, ", ");
 }
 
 std::string FamilyNames() {
   std::vector<std::string> names;
-  for (const auto& g : Grammars()) names.push_back(g.info.name);
+  for (const FamilySpec& f : FamilySpecs()) names.push_back(f.info.name);
   return absl::StrJoin(names, ", ");
 }
 
@@ -51,7 +40,7 @@ std::string FamilyNames() {
 const std::vector<FamilyInfo>& Families() {
   static const auto* infos = [] {
     auto* v = new std::vector<FamilyInfo>;
-    for (const auto& g : Grammars()) v->push_back(g.info);
+    for (const FamilySpec& f : FamilySpecs()) v->push_back(f.info);
     return v;
   }();
   return *infos;
@@ -69,20 +58,49 @@ int64_t Problem::Dim(absl::string_view name) const {
   return -1;
 }
 
-int Problem::ElementBytes() const { return 4; }
+int64_t OperandShape::Elements() const {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
 
-double Problem::Flops() const {
-  return 2.0 * static_cast<double>(Dim("m")) * Dim("n") * Dim("k");
+int OperandShape::ElementBytes() const {
+  if (element_type == "f64") return 8;
+  if (element_type == "bf16") return 2;
+  return 4;
+}
+
+// A Problem only exists after ParseProblemKey found its family.
+static const FamilySpec& SpecOf(const Problem& p) { return *FindFamily(p.family); }
+
+double Problem::Flops() const { return SpecOf(*this).flops(*this); }
+
+std::vector<OperandShape> Problem::Operands() const { return SpecOf(*this).operands(*this); }
+
+bool Problem::Accumulates() const { return SpecOf(*this).accumulates; }
+
+int64_t Problem::TermsPerOutput() const { return SpecOf(*this).terms_per_output(*this); }
+
+std::string Problem::AccumulatorType() const {
+  return element_type == "bf16" ? "f32" : element_type;
 }
 
 double Problem::CompulsoryBytes() const {
-  const double m = Dim("m"), n = Dim("n"), k = Dim("k");
-  return ElementBytes() * (m * k + k * n + 2.0 * m * n);
+  const std::vector<OperandShape> operands = Operands();
+  double bytes = 0;
+  for (const OperandShape& o : operands)
+    bytes += static_cast<double>(o.Elements()) * o.ElementBytes();
+  // The output is written once more than it is counted above when it is also read.
+  const OperandShape& out = operands.back();
+  if (Accumulates()) bytes += static_cast<double>(out.Elements()) * out.ElementBytes();
+  return bytes;
 }
 
 uint64_t Problem::FootprintBytes() const {
-  const uint64_t m = Dim("m"), n = Dim("n"), k = Dim("k");
-  return ElementBytes() * (m * k + k * n + m * n);
+  uint64_t bytes = 0;
+  for (const OperandShape& o : Operands())
+    bytes += static_cast<uint64_t>(o.Elements()) * o.ElementBytes();
+  return bytes;
 }
 
 absl::StatusOr<Problem> ParseProblemKey(absl::string_view key) {
@@ -92,7 +110,7 @@ absl::StatusOr<Problem> ParseProblemKey(absl::string_view key) {
   std::vector<absl::string_view> fields = absl::StrSplit(key, ':');
   if (fields.size() != 3)
     return bad("expected FAMILY:DIM=VALUE,...:TYPE, e.g. matmul:m=512,n=512,k=512:f32");
-  const FamilyGrammar* grammar = FindGrammar(fields[0]);
+  const FamilySpec* grammar = FindFamily(fields[0]);
   if (grammar == nullptr)
     return bad(absl::StrCat("unknown op family '", fields[0], "' (known: ", FamilyNames(), ")"));
 
@@ -103,9 +121,10 @@ absl::StatusOr<Problem> ParseProblemKey(absl::string_view key) {
     std::vector<absl::string_view> kv = absl::StrSplit(item, absl::MaxSplits('=', 1));
     if (kv.size() != 2 || kv[0].empty())
       return bad(absl::StrCat("dimension '", item, "' is not NAME=VALUE"));
-    if (std::find(grammar->dims.begin(), grammar->dims.end(), kv[0]) == grammar->dims.end())
+    if (std::none_of(grammar->dims.begin(), grammar->dims.end(),
+                     [&](const internal::DimSpec& d) { return d.name == kv[0]; }))
       return bad(absl::StrCat("unknown dimension '", kv[0], "' for ", problem.family,
-                              " (expected ", absl::StrJoin(grammar->dims, ", "), ")"));
+                              " (expected ", DimNames(*grammar), ")"));
     for (const auto& [n, v] : given)
       if (n == kv[0]) return bad(absl::StrCat("dimension '", n, "' given twice"));
     int64_t value = 0;
@@ -118,19 +137,31 @@ absl::StatusOr<Problem> ParseProblemKey(absl::string_view key) {
       return bad(absl::StrCat("dimension ", kv[0], "=", value, " must be positive"));
     given.emplace_back(std::string(kv[0]), value);
   }
-  for (const std::string& name : grammar->dims) {
-    auto it = std::find_if(given.begin(), given.end(), [&](auto& p) { return p.first == name; });
-    if (it == given.end()) return bad(absl::StrCat("missing dimension '", name, "'"));
-    problem.dims.emplace_back(name, it->second);
+  for (const internal::DimSpec& dim : grammar->dims) {
+    auto it = std::find_if(given.begin(), given.end(), [&](auto& p) { return p.first == dim.name; });
+    if (it != given.end()) {
+      problem.dims.emplace_back(dim.name, it->second);
+    } else if (dim.default_value > 0) {
+      problem.dims.emplace_back(dim.name, dim.default_value);
+    } else {
+      return bad(absl::StrCat("missing dimension '", dim.name, "'"));
+    }
   }
   problem.element_type = std::string(fields[2]);
   if (std::find(grammar->element_types.begin(), grammar->element_types.end(),
                 problem.element_type) == grammar->element_types.end())
     return bad(absl::StrCat("element type '", fields[2], "' is not supported for ", problem.family,
                             " (supported: ", absl::StrJoin(grammar->element_types, ", "), ")"));
-  const int64_t m = problem.Dim("m"), n = problem.Dim("n"), k = problem.Dim("k");
-  if (m * k > kMaxOperandElements || k * n > kMaxOperandElements || m * n > kMaxOperandElements)
-    return bad(absl::StrCat("an operand exceeds ", kMaxOperandElements, " elements"));
+  if (absl::Status shape = grammar->validate(problem); !shape.ok()) return bad(shape.message());
+  // Each dimension is at most 2^16, so a product of up to four stays below 2^64; the
+  // check runs in double to stay safe for any rank.
+  for (const OperandShape& operand : problem.Operands()) {
+    double elements = 1;
+    for (int64_t d : operand.shape) elements *= static_cast<double>(d);
+    if (elements > static_cast<double>(kMaxOperandElements))
+      return bad(absl::StrCat("operand ", operand.name, " exceeds ", kMaxOperandElements,
+                              " elements"));
+  }
   return problem;
 }
 

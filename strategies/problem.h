@@ -12,6 +12,17 @@
 
 namespace mtune::strategies {
 
+// One operand of a problem's kernel: its role, shape and element type ("f32",
+// "f64", "bf16").
+struct OperandShape {
+  std::string name;
+  std::vector<int64_t> shape;
+  std::string element_type;
+
+  int64_t Elements() const;
+  int ElementBytes() const;
+};
+
 // One kernel instance. `dims` keeps the family's canonical order.
 struct Problem {
   std::string family;
@@ -24,12 +35,20 @@ struct Problem {
   int64_t Dim(absl::string_view name) const;
   // Floating-point operations of one kernel call (a fused multiply-add counts 2).
   double Flops() const;
-  // Bytes that any implementation must move: inputs read once, output read and written.
+  // Bytes that any implementation must move: inputs read once, the output written
+  // (and read first when the kernel accumulates into it).
   double CompulsoryBytes() const;
   // Bytes of all operands together: decides which memory level bounds the roofline.
   uint64_t FootprintBytes() const;
-  // Bytes of one element.
-  int ElementBytes() const;
+  // The kernel's operands, inputs first, output last.
+  std::vector<OperandShape> Operands() const;
+  // Whether the kernel accumulates into its output (out += ...) rather than overwriting it.
+  bool Accumulates() const;
+  // Terms summed into one output element (k for matmul, kh*kw*c for conv, 1 for
+  // copies): the scale of the rounding error a correct kernel may make.
+  int64_t TermsPerOutput() const;
+  // The element type arithmetic is done in ("f32" for bf16 inputs).
+  std::string AccumulatorType() const;
 };
 
 // What `mtune families` prints for one op family.

@@ -3,10 +3,18 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "strategies/problem.h"
 #include "strategies/templates_embedded.h"
 
 namespace mtune::strategies {
+
+bool StrategyTemplate::TunesFamily(absl::string_view problem_family) const {
+  for (absl::string_view f : absl::StrSplit(family, ','))
+    if (absl::StripAsciiWhitespace(f) == problem_family) return true;
+  return false;
+}
 
 const std::vector<StrategyTemplate>& BuiltinTemplates() {
   static const auto* templates = [] {

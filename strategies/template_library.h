@@ -13,9 +13,13 @@ namespace mtune::strategies {
 struct StrategyTemplate {
   // File stem, e.g. "matmul_2level".
   std::string name;
-  // Op family it tunes, from its "// mtune-family:" line (or the stem before "_").
+  // Op families it tunes, comma-separated, from its "// mtune-family:" line (or the
+  // stem before "_").
   std::string family;
   std::string text;
+
+  // Whether `problem_family` is one of the families this template tunes.
+  bool TunesFamily(absl::string_view problem_family) const;
 };
 
 // Every template compiled into this build.

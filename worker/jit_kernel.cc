@@ -55,6 +55,17 @@ void InitializeNativeTargetOnce() {
 
 JitKernel::~JitKernel() = default;
 
+void JitKernel::Call(const std::vector<void*>& d) const {
+  // The C interface takes one pointer per operand; the arity is the payload's.
+  switch (d.size()) {
+    case 1: return reinterpret_cast<void (*)(void*)>(fn_)(d[0]);
+    case 2: return reinterpret_cast<void (*)(void*, void*)>(fn_)(d[0], d[1]);
+    case 3: return reinterpret_cast<void (*)(void*, void*, void*)>(fn_)(d[0], d[1], d[2]);
+    case 4: return reinterpret_cast<void (*)(void*, void*, void*, void*)>(fn_)(d[0], d[1], d[2], d[3]);
+    default: std::abort();  // no payload has more operands
+  }
+}
+
 std::string JitKernel::HostCpuName() { return llvm::sys::getHostCPUName().str(); }
 
 std::string JitKernel::HostTriple() { return llvm::sys::getProcessTriple(); }

@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "proto/mtune.pb.h"
@@ -53,7 +54,12 @@ class JitKernel {
                                             CompileTimes* times, CompileFailure* failure);
 
   // Calls the kernel on three rank-2 operands (inputs first, output last).
-  void Call(MemRef2D* a, MemRef2D* b, MemRef2D* c) const { fn_(a, b, c); }
+  void Call(MemRef2D* a, MemRef2D* b, MemRef2D* c) const {
+    reinterpret_cast<void (*)(void*, void*, void*)>(fn_)(a, b, c);
+  }
+  // Calls the kernel with one memref descriptor per operand (inputs first, output
+  // last), each laid out as MLIR's C interface expects. 1 to 4 operands.
+  void Call(const std::vector<void*>& descriptors) const;
 
   // The LLVM CPU name code is generated for (the host's).
   static std::string HostCpuName();
@@ -63,7 +69,7 @@ class JitKernel {
   static std::string HostFeatures();
 
  private:
-  using Fn = void (*)(MemRef2D*, MemRef2D*, MemRef2D*);
+  using Fn = void (*)();
   JitKernel() = default;
   std::unique_ptr<mlir::MLIRContext> context_;
   std::unique_ptr<mlir::ExecutionEngine> engine_;

@@ -50,42 +50,54 @@ Result Measurer::Measure(const mtune::v1::Task& task, const mtune::v1::Calibrati
 
   if (operands_key_ != problem->Key()) {
     operands_.reset();
-    operands_ = MakeMatmulOperands(*problem);
+    operands_ = MakeKernelOperands(*problem);
     operands_key_ = problem->Key();
   }
-  MatmulOperands& ops = *operands_;
-  MemRef2D a = ops.a.AsMatrix(ops.m, ops.k);
-  MemRef2D b = ops.b.AsMatrix(ops.k, ops.n);
-  MemRef2D c = ops.c.AsMatrix(ops.m, ops.n);
+  KernelOperands& ops = *operands_;
+  std::vector<std::vector<int64_t>> descriptors;
+  std::vector<void*> args;
+  for (const TypedBuffer& buffer : ops.buffers) descriptors.push_back(buffer.Descriptor());
+  for (std::vector<int64_t>& d : descriptors) args.push_back(d.data());
 
-  // Verify on a zeroed output: the kernel accumulates into C.
+  // Verify on a fresh output (zero when the kernel accumulates into it).
   auto verify_start = Clock::now();
-  std::memset(ops.c.data(), 0, ops.c.size() * sizeof(float));
-  kernel->Call(&a, &b, &c);
+  ops.ResetOutput();
+  kernel->Call(args);
   int64_t where = -1;
-  const double error = MaxScaledError(ops, &where);
+  const double error = ops.MaxScaledError(&where);
   result.set_max_rel_error(error);
   result.set_verify_s(Since(verify_start));
-  if (!(error <= ToleranceForF32(ops.k))) {
+  if (!(error <= ops.tolerance)) {
     return finish(mtune::v1::RESULT_STATUS_WRONG_RESULT,
-                  absl::StrFormat("C[%d][%d] = %g, reference %g (scaled error %.3g > tolerance %.3g)",
-                                  where / ops.n, where % ops.n, ops.c.data()[where],
-                                  ops.want[where], error, ToleranceForF32(ops.k)));
+                  absl::StrFormat("output element %d = %g, reference %g (scaled error %.3g > "
+                                  "tolerance %.3g)",
+                                  where, ops.output().Get(where), ops.want[where], error,
+                                  ops.tolerance));
   }
 
   TimingOptions timing_options;
   if (task.min_measure_s() > 0) timing_options.min_total_s = task.min_measure_s();
-  *result.mutable_timing() = TimeCalls([&] { kernel->Call(&a, &b, &c); }, timing_options);
+  *result.mutable_timing() = TimeCalls([&] { kernel->Call(args); }, timing_options);
 
   const double seconds = result.timing().median_s();
   const double gflops = problem->Flops() / seconds / 1e9;
   result.set_gflops(gflops);
   result.set_gbps(problem->CompulsoryBytes() / seconds / 1e9);
-  RooflinePoint roof = ComputeRoofline(calibration, problem->Flops(), problem->CompulsoryBytes(),
+  // The calibration measures the f32 FMA peak. An f64 FMA does half the lanes at the
+  // same instruction throughput on every x86 vector unit, so its peak is half. bf16
+  // inputs are widened and multiplied in f32, so the f32 peak bounds them.
+  mtune::v1::Calibration for_type = calibration;
+  if (problem->AccumulatorType() == "f64")
+    for_type.set_peak_gflops_f32(calibration.peak_gflops_f32() / 2);
+  RooflinePoint roof = ComputeRoofline(for_type, problem->Flops(), problem->CompulsoryBytes(),
                                        problem->FootprintBytes());
   result.set_roofline_gflops(roof.bound_gflops);
   result.set_roofline_level(roof.level);
-  result.set_fraction_of_roofline(FractionOfRoofline(gflops, roof));
+  // Pure data movement (copy, transpose) does no arithmetic: its roofline is the
+  // bandwidth of the level its footprint fits.
+  result.set_fraction_of_roofline(problem->Flops() > 0 ? FractionOfRoofline(gflops, roof)
+                                  : roof.level_gbps > 0 ? result.gbps() / roof.level_gbps
+                                                        : 0.0);
   return finish(mtune::v1::RESULT_STATUS_OK, "");
 }
 

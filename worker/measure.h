@@ -5,7 +5,7 @@
 #include <string>
 
 #include "proto/mtune.pb.h"
-#include "worker/operands.h"
+#include "worker/kernel_operands.h"
 #include "worker/timing.h"
 
 namespace mtune::worker {
@@ -23,7 +23,7 @@ class Measurer {
 
  private:
   std::string operands_key_;
-  std::unique_ptr<MatmulOperands> operands_;
+  std::unique_ptr<KernelOperands> operands_;
 };
 
 }  // namespace mtune::worker

@@ -1,5 +1,5 @@
 // mtune strategy template: matmul, two levels of tiling, B packed per cache tile.
-// mtune-family: matmul
+// mtune-family: matmul, matmul_transpose_a, matmul_transpose_b
 //
 // Level 1 tiles (tile_m1, tile_n1, tile_k1) pick the cache blocking; partial tiles
 // at the edges are padded with zeros to the static tile shape so that level 2 and
@@ -36,7 +36,6 @@ module attributes {transform.with_named_sequence} {
       : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>)
       -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
     %padded, %pad, %copy_back = transform.structured.pad %tiled1 {
-        padding_values = [0.0 : f32, 0.0 : f32, 0.0 : f32],
         padding_dimensions = [0, 1, 2],
         nofold_flags = [0, 1, 0],
         copy_back_op = "none"

@@ -1,6 +1,6 @@
 // mtune strategy template: matmul with B (and optionally A) packed in register-tile
 // layout, the structure of BLAS-like libraries.
-// mtune-family: matmul
+// mtune-family: matmul, matmul_transpose_a, matmul_transpose_b
 //
 // Level 1 tiles n and k (tile_n1, tile_k1); m stays whole. The level-1 tile is padded
 // with zeros so that every dimension is a multiple of the next tile (m of tile_m2,
@@ -40,7 +40,6 @@ module attributes {transform.with_named_sequence} {
       : (!transform.any_op, !transform.param<i64>, !transform.param<i64>)
       -> (!transform.any_op, !transform.any_op, !transform.any_op)
     %padded1, %pad1, %copy1 = transform.structured.pad %tiled1 pad_to_multiple_of [%tm2, %tn1, %tk1] {
-        padding_values = [0.0 : f32, 0.0 : f32, 0.0 : f32],
         padding_dimensions = [0, 1, 2],
         copy_back_op = "none"
       } : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>)
@@ -64,7 +63,6 @@ module attributes {transform.with_named_sequence} {
     // level-2 loops.
     %padded2 = transform.tune.alternatives<"pack_a"> selected_region = 0 attributes {mtune.labels = ["no", "yes"]} -> !transform.any_op {
       %p, %pad, %copy = transform.structured.pad %tiled2 {
-          padding_values = [0.0 : f32, 0.0 : f32, 0.0 : f32],
           padding_dimensions = [0, 1, 2],
           nofold_flags = [0, 1, 0],
           copy_back_op = "none"
@@ -74,7 +72,6 @@ module attributes {transform.with_named_sequence} {
       transform.yield %p : !transform.any_op
     }, {
       %p, %pad, %copy = transform.structured.pad %tiled2 {
-          padding_values = [0.0 : f32, 0.0 : f32, 0.0 : f32],
           padding_dimensions = [0, 1, 2],
           nofold_flags = [1, 1, 0],
           copy_back_op = "none"
