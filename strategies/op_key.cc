@@ -118,7 +118,7 @@ absl::StatusOr<std::string> BatchMatmulKey(mlir::linalg::BatchMatmulOp op) {
   if (operands->size() != 3) return NoFamily(op, "expected two inputs and one output");
   if (!mlir::linalg::BatchMatmulOp::isDefaultIndexingMaps(op.getIndexingMaps()))
     return NoFamily(op, "only the default indexing maps have a family");
-  auto type = ElementType(op, *operands, {"f32", "f64"}, /*allow_bf16_mixed=*/true);
+  auto type = ElementType(op, *operands, {"f32", "f64"}, /*allow_bf16_mixed=*/false);
   if (!type.ok()) return type.status();
   const auto a = (*operands)[0].getShape(), c = (*operands)[2].getShape();
   return Key("batch_matmul", {{"b", c[0]}, {"m", c[1]}, {"n", c[2]}, {"k", a[2]}}, *type);
@@ -137,7 +137,9 @@ absl::StatusOr<std::string> ConvKey(ConvOp op, absl::string_view family, bool de
   auto operands = StaticOperands(op);
   if (!operands.ok()) return operands.status();
   if (operands->size() != 3) return NoFamily(op, "expected two inputs and one output");
-  auto type = ElementType(op, *operands, {"f32", "f64"}, /*allow_bf16_mixed=*/false);
+  // Depthwise convolutions are tuned in f32 only.
+  auto type = depthwise ? ElementType(op, *operands, {"f32"}, false)
+                        : ElementType(op, *operands, {"f32", "f64"}, false);
   if (!type.ok()) return type.status();
   const auto in = (*operands)[0].getShape(), filter = (*operands)[1].getShape(),
              out = (*operands)[2].getShape();

@@ -13,8 +13,9 @@
 //   linalg.transpose, 2-D, permutation [1, 0]  transpose_2d:m=,n=:T
 //   linalg.reduce of a 2-D sum over dim 1 / 0  reduce_rows_2d:m=,n=:T / reduce_cols_2d:m=,n=:T
 //   linalg.copy, 2-D                           copy_2d:m=,n=:T
-// T: f32 everywhere; f64 for matmul, batch_matmul and the convolutions; bf16
-// (bf16 inputs, f32 output) for matmul and its transposed forms and batch_matmul.
+// T: f32 everywhere; f64 for matmul (and transposed forms), batch_matmul and the
+// non-depthwise convolutions; bf16 (bf16 inputs, f32 output) for matmul and its
+// transposed forms. Keys are canonical: ParseProblemKey(key).Key() == key.
 #pragma once
 
 #include <string>

@@ -10,6 +10,7 @@
 #include "mlir/AsmParser/AsmParser.h"
 #include "mlir/Parser/Parser.h"
 #include "strategies/mlir_support.h"
+#include "strategies/problem.h"
 
 namespace mtune::strategies {
 namespace {
@@ -52,6 +53,10 @@ TEST_P(OpKeyTest, DerivesTheKeyAndThePatternSelectsTheOp) {
   absl::StatusOr<std::string> key = ProblemKeyForOp(op);
   ASSERT_TRUE(key.ok()) << key.status();
   EXPECT_EQ(*key, GetParam().key);
+  // The key is what the problem grammar calls canonical.
+  absl::StatusOr<Problem> problem = ParseProblemKey(*key);
+  ASSERT_TRUE(problem.ok()) << problem.status();
+  EXPECT_EQ(problem->Key(), *key);
 
   // Only tensor-form ops are selected by the pattern: that is what strategies apply to.
   if (!mlir::isa<mlir::RankedTensorType>(op->getOperand(0).getType())) return;
@@ -207,6 +212,16 @@ TEST_F(UnsupportedOpTest, OpsWithoutAFamilyAreUnimplementedWithAReason) {
             "%r = linalg.transpose ins(%a : tensor<16x32xf64>) "
             "outs(%b : tensor<32x16xf64>) permutation = [1, 0]"),
        "element types f64 -> f64"},
+      {"depthwise_f64",
+       FUNC("%i: tensor<1x16x8xf64>, %f: tensor<3x8xf64>, %o: tensor<1x14x8xf64>",
+            "%r = linalg.depthwise_conv_1d_nwc_wc ins(%i, %f : tensor<1x16x8xf64>, "
+            "tensor<3x8xf64>) outs(%o : tensor<1x14x8xf64>) -> tensor<1x14x8xf64>"),
+       "element types f64 -> f64"},
+      {"batch_bf16",
+       FUNC("%a: tensor<2x4x8xbf16>, %b: tensor<2x8x4xbf16>, %c: tensor<2x4x4xf32>",
+            "%r = linalg.batch_matmul ins(%a, %b : tensor<2x4x8xbf16>, tensor<2x8x4xbf16>) "
+            "outs(%c : tensor<2x4x4xf32>) -> tensor<2x4x4xf32>"),
+       "element types bf16 -> f32"},
       {"fill",
        FUNC("%a: tensor<16x32xf32>, %v: f32",
             "%r = linalg.fill ins(%v : f32) outs(%a : tensor<16x32xf32>) -> tensor<16x32xf32>"),
