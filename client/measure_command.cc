@@ -14,17 +14,18 @@ namespace mtune::client {
 absl::StatusOr<MeasureOutcome> ResolveCandidate(const MeasureRequest& request) {
   auto problem = strategies::ParseProblemKey(request.problem);
   if (!problem.ok()) return problem.status();
-  auto tpl = request.template_name.empty() ? strategies::DefaultTemplateFor(problem->family)
-                                           : strategies::FindTemplate(request.template_name);
-  if (!tpl.ok()) return tpl.status();
+  absl::StatusOr<strategies::StrategyTemplate> tpl;
   if (!request.template_file.empty()) {
     std::ifstream in(request.template_file);
     if (!in) return absl::NotFoundError("cannot read template file " + request.template_file);
     std::stringstream text;
     text << in.rdbuf();
-    tpl->text = text.str();
-    tpl->name = "file:" + request.template_file;
+    tpl = strategies::StrategyTemplate{"file:" + request.template_file, problem->family, text.str()};
+  } else {
+    tpl = request.template_name.empty() ? strategies::DefaultTemplateFor(problem->family)
+                                        : strategies::FindTemplate(request.template_name);
   }
+  if (!tpl.ok()) return tpl.status();
   auto space = strategies::ExtractKnobSpace(tpl->text, *problem);
   if (!space.ok()) return space.status();
   strategies::KnobValues values;

@@ -12,10 +12,20 @@ packages=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libsqlite3-dev sqlite3 libabsl-dev
   # Libraries used in place of hand-written ones.
-  libcli11-dev nlohmann-json3-dev libfmt-dev
+  libcli11-dev nlohmann-json3-dev libfmt-dev libcpp-httplib-dev
   # Tests and benchmarks (the libraries mtune is compared against).
   libgtest-dev libgmock-dev libbenchmark-dev libdnnl-dev libeigen3-dev libopenblas-dev
+  # The dashboard's browser test (headless, driven by playwright-core from npm).
+  chromium
 )
+# The dashboard page is bundled with Node.js and npm at build time. A Node.js
+# installed from elsewhere (e.g. NodeSource, whose nodejs package bundles npm and
+# conflicts with Debian's npm) is used as is.
+if command -v node >/dev/null && command -v npm >/dev/null; then
+  echo "install-deps.sh: using the installed Node.js $(node --version) and npm $(npm --version)"
+else
+  packages+=(nodejs npm)
+fi
 
 if [ "$(id -u)" -ne 0 ]; then
   echo "install-deps.sh: run as root (it calls apt-get)" >&2

@@ -8,6 +8,7 @@
 #   SEARCH    exhaustive | random    (default random)
 #   CPU       core the worker pins   (default: the last core)
 #   WORKDIR   where the SQLite file and logs go (default ./out/local)
+#   HTTP      host:port of the dashboard while it runs (default 127.0.0.1:0, a free port)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=build
@@ -16,13 +17,15 @@ trials=${TRIALS:-16}
 search=${SEARCH:-random}
 cpu=${CPU:-$(( $(nproc) - 1 ))}
 workdir=${WORKDIR:-out/local}
+http=${HTTP:-127.0.0.1:0}
 mkdir -p "$workdir"
 for b in "$bin/server/mtune-coordinator" "$bin/worker/mtune-worker" "$bin/client/mtune"; do
   [ -x "$b" ] || { echo "run-local.sh: $b is missing: run ./deploy/build.sh first" >&2; exit 1; }
 done
 
-rm -f "$workdir/port"
+rm -f "$workdir/port" "$workdir/http-port"
 "$bin/server/mtune-coordinator" --listen 127.0.0.1:0 --port-file "$workdir/port" \
+  --http "$http" --http-port-file "$workdir/http-port" \
   --db "$workdir/mtune.sqlite" >"$workdir/coordinator.log" 2>&1 &
 coordinator=$!
 worker=
@@ -32,10 +35,11 @@ cleanup() {
   wait 2>/dev/null || true
 }
 trap cleanup EXIT
-for _ in $(seq 100); do [ -s "$workdir/port" ] && break; sleep 0.1; done
-[ -s "$workdir/port" ] || { cat "$workdir/coordinator.log" >&2; exit 1; }
+for _ in $(seq 100); do [ -s "$workdir/port" ] && [ -s "$workdir/http-port" ] && break; sleep 0.1; done
+[ -s "$workdir/port" ] && [ -s "$workdir/http-port" ] || { cat "$workdir/coordinator.log" >&2; exit 1; }
 address=127.0.0.1:$(cat "$workdir/port")
 echo "coordinator on $address, database $workdir/mtune.sqlite; worker pinned to cpu $cpu"
+echo "dashboard on http://${http%:*}:$(cat "$workdir/http-port")/ while the job runs"
 
 "$bin/worker/mtune-worker" --coordinator "$address" --cpu "$cpu" --give-up-after 30 \
   >"$workdir/worker.log" 2>&1 &

@@ -286,6 +286,13 @@ std::vector<mtune::v1::WorkerInfo> Coordinator::ListWorkers() {
   return out;
 }
 
+std::optional<mtune::v1::Task> Coordinator::LeasedTask(int64_t task_id) {
+  std::lock_guard lock(mu_);
+  auto it = leases_.find(task_id);
+  if (it == leases_.end()) return std::nullopt;
+  return it->second.queued.task;
+}
+
 absl::StatusOr<mtune::v1::RegisterResponse> Coordinator::Register(
     const mtune::v1::RegisterRequest& request) {
   if (request.name().empty()) return absl::InvalidArgumentError("a worker needs a name");

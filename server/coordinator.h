@@ -54,6 +54,9 @@ class Coordinator {
   // `timeout_s` passes; returns the new version.
   uint64_t WaitForJobChange(int64_t job_id, uint64_t seen_version, double timeout_s);
   std::vector<mtune::v1::WorkerInfo> ListWorkers();
+  // The task leased under `task_id` (what a busy worker measures); nullopt once
+  // it is reported or re-queued.
+  std::optional<mtune::v1::Task> LeasedTask(int64_t task_id);
 
   // --- worker side ---
   absl::StatusOr<mtune::v1::RegisterResponse> Register(const mtune::v1::RegisterRequest& request);

@@ -11,7 +11,15 @@
 #include "db/store.h"
 #include "grpcpp/grpcpp.h"
 #include "server/coordinator.h"
+#include "server/dashboard.h"
 #include "server/services.h"
+
+// Writes `port` to `path` so that readers never see a partial file.
+static void WritePortFile(const std::string& path, int port) {
+  std::string tmp = path + ".tmp";
+  std::ofstream(tmp) << port << "\n";
+  std::rename(tmp.c_str(), path.c_str());
+}
 
 int main(int argc, char** argv) {
   CLI::App app{"mtune-coordinator: hands MLIR strategy candidates to workers and stores results"};
@@ -35,7 +43,24 @@ int main(int argc, char** argv) {
                  "seconds of worker silence before its task is re-queued")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
+  std::string http_address, http_port_file, web_root = mtune::server::DefaultWebRoot();
+  app.add_option("--http", http_address,
+                 "also serve the read-only dashboard (web page and /api/ JSON) on host:port "
+                 "(port 0 picks a free one), e.g. 127.0.0.1:8080");
+  app.add_option("--http-port-file", http_port_file,
+                 "write the dashboard's bound port to this file once serving");
+  app.add_option("--web-root", web_root, "directory of the bundled dashboard page")
+      ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
+  std::pair<std::string, int> http_host_port;
+  if (!http_address.empty()) {
+    auto parsed = mtune::server::ParseHostPort(http_address);
+    if (!parsed.ok()) {
+      fprintf(stderr, "mtune-coordinator: --http: %s\n", parsed.status().ToString().c_str());
+      return 1;
+    }
+    http_host_port = *parsed;
+  }
 
   // Handle SIGINT/SIGTERM on one thread: block them before any other thread starts.
   sigset_t stop_signals;
@@ -65,6 +90,8 @@ int main(int argc, char** argv) {
   builder.AddListeningPort(listen, grpc::InsecureServerCredentials(), &port);
   builder.RegisterService(&tuner);
   builder.RegisterService(&workers);
+  // gRPC's default SO_REUSEPORT would let a second coordinator share this port.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.SetMaxReceiveMessageSize(64 << 20);
   builder.SetMaxSendMessageSize(256 << 20);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
@@ -73,10 +100,23 @@ int main(int argc, char** argv) {
     return 1;
   }
   fprintf(stderr, "mtune-coordinator: serving on port %d (db %s)\n", port, db_path.c_str());
-  if (!port_file.empty()) {
-    std::string tmp = port_file + ".tmp";
-    std::ofstream(tmp) << port << "\n";
-    std::rename(tmp.c_str(), port_file.c_str());  // readers never see a partial file
+  if (!port_file.empty()) WritePortFile(port_file, port);
+
+  std::unique_ptr<mtune::server::DashboardSource> dashboard_source;
+  std::unique_ptr<mtune::server::Dashboard> dashboard;
+  if (!http_address.empty()) {
+    dashboard_source = mtune::server::MakeCoordinatorSource(&coordinator);
+    auto started = mtune::server::Dashboard::Start(
+        dashboard_source.get(), {.host = http_host_port.first, .port = http_host_port.second,
+                                 .web_root = web_root, .authorizer = nullptr});
+    if (!started.ok()) {
+      fprintf(stderr, "mtune-coordinator: dashboard: %s\n", started.status().ToString().c_str());
+      return 1;
+    }
+    dashboard = std::move(*started);
+    fprintf(stderr, "mtune-coordinator: dashboard on http://%s:%d/\n",
+            http_host_port.first.c_str(), dashboard->port());
+    if (!http_port_file.empty()) WritePortFile(http_port_file, dashboard->port());
   }
 
   std::thread stopper([&] {
@@ -88,5 +128,6 @@ int main(int argc, char** argv) {
   });
   server->Wait();
   stopper.join();
+  if (dashboard) dashboard->Stop();
   return 0;
 }

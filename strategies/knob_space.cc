@@ -61,7 +61,7 @@ absl::StatusOr<std::vector<int64_t>> ExpandOptionForm(absl::string_view form, co
   if (open == absl::string_view::npos || close != form.size() - 1)
     return absl::InvalidArgumentError(absl::StrCat(
         "knob '", knob, "': options \"", form,
-        "\" is not an array nor one of pow2(LO, HI), divisors(X)"));
+        "\" is not an array nor one of pow2(LO, HI), divisors(X[, MAX])"));
   absl::string_view fn = absl::StripAsciiWhitespace(form.substr(0, open));
   std::vector<absl::string_view> args =
       absl::StrSplit(form.substr(open + 1, close - open - 1), ',');
@@ -75,14 +75,20 @@ absl::StatusOr<std::vector<int64_t>> ExpandOptionForm(absl::string_view form, co
       return absl::InvalidArgumentError(absl::StrCat("knob '", knob, "': pow2 needs LO > 0"));
     for (int64_t p = 1; p <= std::max(*hi, *lo) && p > 0; p *= 2)
       if (p >= *lo) values.push_back(p);
-  } else if (fn == "divisors" && args.size() == 1) {
+  } else if (fn == "divisors" && (args.size() == 1 || args.size() == 2)) {
     auto x = ResolveOperand(args[0], problem, knob);
     if (!x.ok()) return x.status();
-    for (int64_t d = 1; d <= *x && values.size() <= kMaxOptions; ++d)
+    int64_t max = *x;
+    if (args.size() == 2) {
+      auto limit = ResolveOperand(args[1], problem, knob);
+      if (!limit.ok()) return limit.status();
+      max = std::min(max, *limit);
+    }
+    for (int64_t d = 1; d <= max && values.size() <= kMaxOptions; ++d)
       if (*x % d == 0) values.push_back(d);
   } else {
     return absl::InvalidArgumentError(absl::StrCat("knob '", knob, "': unknown option form \"",
-                                                   form, "\" (known: pow2(LO, HI), divisors(X))"));
+                                                   form, "\" (known: pow2(LO, HI), divisors(X[, MAX]))"));
   }
   return values;
 }

@@ -6,7 +6,9 @@
 //   "pow2(LO, HI)"   every power of two p with LO <= p <= max(HI, LO): a tile of
 //                    at least the dimension covers it whole, padded
 //   "divisors(X)"    every divisor of X
-// where LO, HI and X are integers or problem dimension names ("m", "n", "k").
+//   "divisors(X, MAX)"  every divisor of X up to MAX (register tiles must stay small)
+// where LO, HI, X and MAX are integers or problem dimension names ("m", "n", "k",
+// and the derived output extents "oh", "ow" of windowed families).
 // Alternatives (`transform.tune.alternatives`) are knobs whose options are their
 // region labels, taken from the op's `mtune.labels` array (else "0", "1", ...).
 //

@@ -55,6 +55,11 @@ std::string Problem::Key() const {
 int64_t Problem::Dim(absl::string_view name) const {
   for (const auto& [n, v] : dims)
     if (n == name) return v;
+  // Output extents of windowed families, derived from input, window, stride, dilation.
+  if (name == "ow" && Dim("w") > 0)
+    return internal::WindowOutput(Dim("w"), Dim("kw"), Dim("sw"), Dim("dw"));
+  if (name == "oh" && Dim("h") > 0)
+    return internal::WindowOutput(Dim("h"), Dim("kh"), Dim("sh"), Dim("dh"));
   return -1;
 }
 

@@ -31,7 +31,8 @@ struct Problem {
 
   // Canonical key: family:d=v,...:type with dims in the family's order.
   std::string Key() const;
-  // Value of a named dimension; -1 if the family has no such dimension.
+  // Value of a named dimension; -1 if the family has no such dimension. Windowed
+  // families also answer the derived output extents "oh" and "ow".
   int64_t Dim(absl::string_view name) const;
   // Floating-point operations of one kernel call (a fused multiply-add counts 2).
   double Flops() const;
@@ -56,6 +57,7 @@ struct FamilyInfo {
   std::string name;
   std::string grammar;
   std::string example;
+  // Empty while the family has no strategy template yet.
   std::string default_template;
 };
 

@@ -46,8 +46,14 @@ absl::StatusOr<StrategyTemplate> FindTemplate(absl::string_view name) {
 }
 
 absl::StatusOr<StrategyTemplate> DefaultTemplateFor(absl::string_view family) {
-  for (const FamilyInfo& f : Families())
-    if (f.name == family) return FindTemplate(f.default_template);
+  for (const FamilyInfo& f : Families()) {
+    if (f.name != family) continue;
+    if (f.default_template.empty())
+      return absl::NotFoundError(absl::StrCat(
+          "op family '", family, "' has no strategy template yet (problems, payloads and "
+          "verification exist; pass a template file to `mtune measure --template-file`)"));
+    return FindTemplate(f.default_template);
+  }
   return absl::NotFoundError(absl::StrCat("no default template for op family '", family, "'"));
 }
 
