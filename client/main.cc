@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <random>
 
 #include "CLI/CLI.hpp"
@@ -12,6 +13,7 @@
 #include "client/connection.h"
 #include "client/format.h"
 #include "client/measure_command.h"
+#include "client/offline.h"
 #include "nlohmann/json.hpp"
 #include "strategies/payload.h"
 #include "search/budget.h"
@@ -161,19 +163,46 @@ int main(int argc, char** argv) {
   results->add_option("--limit", limit, "at most this many (0: all)")->capture_default_str();
   auto* best = app.add_subcommand("best", "the best strategy measured for a problem");
   add_coordinator(best);
-  std::string target;
-  bool json = false;
+  std::string target, db_file;
+  bool json = false, nearest = false;
   best->add_option("--problem", problem, "problem key")->required();
-  best->add_option("--target", target, "target id (default: whichever is best)");
+  best->add_option("--target", target,
+                   "target id (default: whichever is best; with --db: this machine)");
   best->add_flag("--json", json, "print JSON (problem, target, knobs, script, figures)");
+  best->add_option("--db", db_file,
+                   "look up in this best-strategy database file instead of the coordinator "
+                   "(prints JSON)");
+  best->add_flag("--nearest", nearest,
+                 "with --db: allow the flagged nearest-shape fallback when the shape is missing");
   auto* export_cmd = app.add_subcommand("export", "write the best-strategy database and library");
   add_coordinator(export_cmd);
   std::string out, library;
   bool force = false;
-  export_cmd->add_option("--out", out, "best-strategy SQLite file to write")->required();
+  std::string format = "sqlite";
+  export_cmd->add_option("--out", out, "file to write ('-': stdout)")->required();
+  export_cmd->add_option("--format", format,
+                         "sqlite (best-strategy database), mlir (transform library whose "
+                         "@__transform_main dispatches to the tuned strategies) or json")
+      ->capture_default_str();
+  export_cmd->add_option("--db", db_file,
+                         "convert this best-strategy database file instead of asking the "
+                         "coordinator");
+  export_cmd->add_option("--target", target,
+                         "only entries of this target (mlir: the target to dispatch; default: "
+                         "the only target)");
   export_cmd->add_option("--library", library,
-                         "transform library .mlir to write (default: --out with .mlir)");
+                         "sqlite from the coordinator: also write the transform library here "
+                         "(default: --out with .mlir)");
   export_cmd->add_flag("--force", force, "replace existing files");
+
+  auto* apply = app.add_subcommand(
+      "apply", "apply the tuned strategies of a best-strategy database to an MLIR file");
+  std::string apply_input, apply_output = "-";
+  apply->add_option("--db", db_file, "best-strategy database file")->required();
+  apply->add_option("--target", target, "target id (default: this machine)");
+  apply->add_option("input", apply_input, "MLIR file ('-': stdin)")->required();
+  apply->add_option("-o,--output", apply_output, "where to write the result ('-': stdout)")
+      ->capture_default_str();
   auto* workers = app.add_subcommand("workers", "list workers, their targets and calibration");
   add_coordinator(workers);
 
@@ -193,6 +222,10 @@ int main(int argc, char** argv) {
   measure->add_option("--min-time", mreq.min_time_s, "minimum timed seconds")->capture_default_str();
   measure->add_flag("--no-calibrate", no_calibrate, "skip calibration (no roofline fraction)");
   measure->add_flag("--json", json, "print JSON");
+  std::string record_in;
+  measure->add_option("--export", record_in,
+                      "record an OK result in this best-strategy database file (created if "
+                      "missing; kept only if faster than the stored entry)");
   bool print_script = false;
   measure->add_flag("--script", print_script, "also print the instantiated strategy");
   auto* payload_cmd = app.add_subcommand("payload", "print the payload MLIR of a problem");
@@ -279,7 +312,39 @@ int main(int argc, char** argv) {
                r.verify_s(), r.total_s());
       if (print_script) printf("%s\n", outcome->script.c_str());
     }
-    return r.status() == mtune::v1::RESULT_STATUS_OK ? 0 : kFailed;
+    if (r.status() != mtune::v1::RESULT_STATUS_OK) return kFailed;
+    if (!record_in.empty()) {
+      auto stored = mtune::client::RecordInExport(record_in, mreq.problem, *outcome);
+      if (!stored.ok()) return Fail(stored.status());
+      fprintf(stderr, "mtune: %s %s in %s\n", *stored ? "recorded" : "kept the faster entry of",
+              mreq.problem.c_str(), record_in.c_str());
+    }
+    return 0;
+  }
+  if (*apply) {
+    std::string input = apply_input;
+    if (input == "-") input = "/dev/stdin";
+    if (auto s = mtune::client::ApplyLocal(db_file, target, input, apply_output, stderr); !s.ok())
+      return Fail(s);
+    return 0;
+  }
+  if (*best && !db_file.empty()) {
+    auto answer = mtune::client::LookupLocal(db_file, problem, target, nearest);
+    if (!answer.ok()) return Fail(answer.status());
+    printf("%s\n", answer->c_str());
+    return 0;
+  }
+  std::optional<mtune::client::ExportFormat> export_format;
+  if (*export_cmd) {
+    auto parsed = mtune::client::ParseExportFormat(format);
+    if (!parsed.ok()) return Fail(parsed.status());
+    export_format = *parsed;
+    if (!db_file.empty()) {
+      auto summary = mtune::client::ExportLocal(db_file, *parsed, target, out, force);
+      if (!summary.ok()) return Fail(summary.status());
+      fprintf(stderr, "%s\n", summary->c_str());
+      return 0;
+    }
   }
 
   double time_budget_s = 0;
@@ -379,6 +444,25 @@ int main(int argc, char** argv) {
       printf("%s\n", mtune::client::BestToJson(response).dump(2).c_str());
     else
       printf("%s", mtune::client::FormatBest(response).c_str());
+    return 0;
+  }
+  if (*export_cmd && (*export_format != mtune::client::ExportFormat::kSqlite || !target.empty())) {
+    // Other formats are built here from the coordinator's database.
+    grpc::ClientContext context;
+    mtune::v1::ExportResponse response;
+    if (auto s = FromGrpc((*stub)->Export(&context, mtune::v1::ExportRequest(), &response));
+        !s.ok())
+      return Fail(s);
+    char temp[] = "/tmp/mtune-export.XXXXXX";
+    const int fd = mkstemp(temp);
+    if (fd < 0) return Fail(absl::InternalError("cannot create a temporary file"));
+    close(fd);
+    absl::Status written = mtune::client::WriteFileAtomically(temp, response.sqlite_db(), true);
+    auto summary = written.ok() ? mtune::client::ExportLocal(temp, *export_format, target, out, force)
+                                : absl::StatusOr<std::string>(written);
+    unlink(temp);
+    if (!summary.ok()) return Fail(summary.status());
+    fprintf(stderr, "%s\n", summary->c_str());
     return 0;
   }
   if (*export_cmd) {

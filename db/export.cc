@@ -117,10 +117,7 @@ void SyncDirectoryOf(const std::string& path) {
 
 }  // namespace
 
-absl::StatusOr<ExportedDb> BuildBestStrategyDb(Store& store, const ExportInfo& info) {
-  absl::StatusOr<std::vector<mtune::v1::BestStrategy>> best = store.AllBest();
-  if (!best.ok()) return best.status();
-
+absl::StatusOr<ExportedDb> BuildExportedDb(const std::vector<ExportedStrategy>& rows) {
   // Built in memory and serialized: the same bytes serve the Export RPC and the
   // file export, and the file is never visible half-built.
   absl::StatusOr<std::unique_ptr<Connection>> connection =
@@ -128,23 +125,18 @@ absl::StatusOr<ExportedDb> BuildBestStrategyDb(Store& store, const ExportInfo& i
   if (!connection.ok()) return connection.status();
   Connection& db = **connection;
   if (absl::Status status = Migrate(db, ExportSchema()); !status.ok()) return status;
-
-  const int64_t exported_unix_s = NowUnixSeconds();
   {
     absl::StatusOr<Transaction> transaction =
         Transaction::Begin(db, Transaction::Kind::kImmediate);
     if (!transaction.ok()) return transaction.status();
-    for (const mtune::v1::BestStrategy& entry : *best) {
+    for (const ExportedStrategy& row : rows) {
       absl::StatusOr<StatementLease> insert = db.Prepare(kInsertBestSql);
       if (!insert.ok()) return insert.status();
-      const mtune::v1::Result& result = entry.result();
-      (*insert)->BindAll(entry.problem(), ProblemFamily(entry.problem()), entry.target().id(),
-                         entry.target().triple(), entry.target().cpu(),
-                         entry.candidate().template_name(), entry.candidate().canonical_json(),
-                         entry.candidate().hash(), entry.script(), result.gflops(), result.gbps(),
-                         result.fraction_of_roofline(), result.roofline_gflops(),
-                         result.timing().median_s(), info.mtune_version, info.mlir_version,
-                         exported_unix_s);
+      (*insert)->BindAll(row.problem, row.family, row.target_id, row.target_triple,
+                         row.target_cpu, row.template_name, row.knobs_json, row.candidate_hash,
+                         row.script, row.gflops, row.gbps, row.fraction_of_roofline,
+                         row.roofline_gflops, row.median_s, row.mtune_version, row.mlir_version,
+                         row.exported_unix_s);
       if (absl::Status status = (*insert)->Run(); !status.ok()) return status;
     }
     if (absl::Status status = transaction->Commit(); !status.ok()) return status;
@@ -157,19 +149,56 @@ absl::StatusOr<ExportedDb> BuildBestStrategyDb(Store& store, const ExportInfo& i
   ExportedDb exported;
   exported.sqlite_bytes.assign(reinterpret_cast<const char*>(bytes.get()),
                                static_cast<size_t>(size));
-  exported.entries = static_cast<uint32_t>(best->size());
+  exported.entries = static_cast<uint32_t>(rows.size());
   return exported;
 }
 
-absl::StatusOr<uint32_t> ExportBestStrategyDb(Store& store, const std::string& out_path,
-                                              const ExportInfo& info, ExistingFile existing) {
+absl::StatusOr<std::vector<ExportedStrategy>> BestStrategyRows(Store& store,
+                                                               const ExportInfo& info) {
+  absl::StatusOr<std::vector<mtune::v1::BestStrategy>> best = store.AllBest();
+  if (!best.ok()) return best.status();
+  const int64_t exported_unix_s = NowUnixSeconds();
+  std::vector<ExportedStrategy> rows;
+  rows.reserve(best->size());
+  for (const mtune::v1::BestStrategy& entry : *best) {
+    const mtune::v1::Result& result = entry.result();
+    ExportedStrategy& row = rows.emplace_back();
+    row.problem = entry.problem();
+    row.family = std::string(ProblemFamily(entry.problem()));
+    row.target_id = entry.target().id();
+    row.target_triple = entry.target().triple();
+    row.target_cpu = entry.target().cpu();
+    row.template_name = entry.candidate().template_name();
+    row.knobs_json = entry.candidate().canonical_json();
+    row.candidate_hash = entry.candidate().hash();
+    row.script = entry.script();
+    row.gflops = result.gflops();
+    row.gbps = result.gbps();
+    row.fraction_of_roofline = result.fraction_of_roofline();
+    row.roofline_gflops = result.roofline_gflops();
+    row.median_s = result.timing().median_s();
+    row.mtune_version = info.mtune_version;
+    row.mlir_version = info.mlir_version;
+    row.exported_unix_s = exported_unix_s;
+  }
+  return rows;
+}
+
+absl::StatusOr<ExportedDb> BuildBestStrategyDb(Store& store, const ExportInfo& info) {
+  absl::StatusOr<std::vector<ExportedStrategy>> rows = BestStrategyRows(store, info);
+  if (!rows.ok()) return rows.status();
+  return BuildExportedDb(*rows);
+}
+
+absl::StatusOr<uint32_t> WriteExportedDb(const std::vector<ExportedStrategy>& rows,
+                                         const std::string& out_path, ExistingFile existing) {
   // Early check saves building an export we cannot write; the link() below is
   // what actually guarantees nothing is overwritten.
   std::error_code error;
   if (existing == ExistingFile::kFail && std::filesystem::exists(out_path, error)) {
     return AlreadyExists(out_path);
   }
-  absl::StatusOr<ExportedDb> exported = BuildBestStrategyDb(store, info);
+  absl::StatusOr<ExportedDb> exported = BuildExportedDb(rows);
   if (!exported.ok()) return exported.status();
   absl::StatusOr<std::string> temp_path = WriteTempFile(out_path, exported->sqlite_bytes);
   if (!temp_path.ok()) return temp_path.status();
@@ -190,6 +219,17 @@ absl::StatusOr<uint32_t> ExportBestStrategyDb(Store& store, const std::string& o
   }
   SyncDirectoryOf(out_path);
   return exported->entries;
+}
+
+absl::StatusOr<uint32_t> ExportBestStrategyDb(Store& store, const std::string& out_path,
+                                              const ExportInfo& info, ExistingFile existing) {
+  std::error_code error;
+  if (existing == ExistingFile::kFail && std::filesystem::exists(out_path, error)) {
+    return AlreadyExists(out_path);
+  }
+  absl::StatusOr<std::vector<ExportedStrategy>> rows = BestStrategyRows(store, info);
+  if (!rows.ok()) return rows.status();
+  return WriteExportedDb(*rows, out_path, existing);
 }
 
 absl::StatusOr<std::vector<ExportedStrategy>> ReadExportedDb(const std::string& path) {

@@ -62,6 +62,19 @@ struct ExportedDb {
 // for the Export RPC.
 absl::StatusOr<ExportedDb> BuildBestStrategyDb(Store& store, const ExportInfo& info);
 
+// The rows BuildBestStrategyDb exports: store.AllBest() stamped with `info`.
+absl::StatusOr<std::vector<ExportedStrategy>> BestStrategyRows(Store& store,
+                                                               const ExportInfo& info);
+
+// A best-strategy database holding exactly `rows` (primary key: problem,
+// target_id), for tools that assemble or convert exports without a store.
+absl::StatusOr<ExportedDb> BuildExportedDb(const std::vector<ExportedStrategy>& rows);
+
+// Writes BuildExportedDb(rows) to `out_path` as ExportBestStrategyDb does.
+absl::StatusOr<uint32_t> WriteExportedDb(const std::vector<ExportedStrategy>& rows,
+                                         const std::string& out_path,
+                                         ExistingFile existing = ExistingFile::kFail);
+
 // Writes the best-strategy database to `out_path` and returns its entry count.
 // Written to a temporary file beside `out_path`, synced, then moved into place,
 // so readers never see a half-written file. AlreadyExists if `out_path` exists

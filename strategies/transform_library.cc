@@ -1,16 +1,161 @@
 #include "strategies/transform_library.h"
 
+#include <map>
+#include <set>
+
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/Support/raw_ostream.h"
+#include "mlir/Dialect/Linalg/TransformOps/LinalgTransformOps.h"
 #include "mlir/Dialect/Transform/IR/TransformDialect.h"
 #include "mlir/Dialect/Transform/IR/TransformOps.h"
+#include "mlir/Dialect/Transform/Interfaces/TransformInterfaces.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
 #include "strategies/mlir_support.h"
+#include "strategies/op_key.h"
 
 namespace mtune::strategies {
+namespace {
+
+// `transform.structured.match ops{["func.func"]} in %x` and nothing else.
+bool IsFunctionMatch(mlir::transform::MatchOp match) {
+  std::optional<mlir::ArrayAttr> ops = match.getOps();
+  return ops && ops->size() == 1 && mlir::cast<mlir::StringAttr>((*ops)[0]).getValue() == "func.func" &&
+         !match.getInterface() && !match.getOpAttrs() && !match.getFilterResultType() &&
+         !match.getFilterOperandTypes();
+}
+
+// With the root bound to a function, `match func.func in %root` is the root
+// itself, and a transform that consumes one handle to it invalidates every
+// other handle to it (with a module root they were distinct ops). So handles
+// to the root function are tracked in program order: each use of one is
+// re-linked to the latest, and a transform consuming it makes its only handle
+// result the latest (vectorize_children_and_apply_patterns and
+// one_shot_bufferize return the op they transformed). With a module root the
+// adapted script does what the original did on a module holding one function.
+void RelinkRootHandles(mlir::transform::NamedSequenceOp sequence) {
+  mlir::Block& body = sequence.getBody().front();
+  mlir::Value latest = body.getArgument(0);
+  llvm::DenseSet<mlir::Value> aliases = {latest};
+  std::vector<mlir::Operation*> function_matches;
+  sequence.getBody().walk<mlir::WalkOrder::PreOrder>([&](mlir::Operation* op) {
+    for (mlir::OpOperand& operand : op->getOpOperands())
+      if (latest && aliases.contains(operand.get()) && operand.get() != latest) operand.set(latest);
+    if (auto match = mlir::dyn_cast<mlir::transform::MatchOp>(op)) {
+      if (IsFunctionMatch(match) && aliases.contains(match.getTarget())) {
+        aliases.insert(match.getResult());
+        function_matches.push_back(op);
+      }
+      return;
+    }
+    auto transform = mlir::dyn_cast<mlir::transform::TransformOpInterface>(op);
+    if (!transform || !latest) return;
+    bool consumes_latest = false;
+    for (mlir::Value operand : op->getOperands())
+      consumes_latest |= operand == latest && mlir::transform::isHandleConsumed(latest, transform);
+    if (!consumes_latest) return;
+    mlir::Value next;
+    int handles = 0;
+    for (mlir::Value result : op->getResults()) {
+      if (mlir::isa<mlir::transform::TransformHandleTypeInterface>(result.getType())) {
+        next = result;
+        ++handles;
+      }
+    }
+    latest = handles == 1 ? next : mlir::Value();
+    if (latest) aliases.insert(latest);
+  });
+  for (mlir::Operation* match : function_matches)
+    if (match->use_empty()) match->erase();
+}
+
+// Parses an entry's script and returns its @__transform_main, adapted.
+absl::StatusOr<mlir::transform::NamedSequenceOp> ParseEntryPoint(
+    mlir::MLIRContext* context, const DiagnosticCapture& diagnostics, const std::string& script,
+    const std::string& what, mlir::OwningOpRef<mlir::ModuleOp>& holder) {
+  holder = mlir::parseSourceString<mlir::ModuleOp>(script, context, what);
+  if (!holder)
+    return diagnostics.ToStatus(absl::StatusCode::kDataLoss,
+                                absl::StrCat("stored script of ", what, " does not parse"));
+  mlir::transform::NamedSequenceOp main;
+  holder->walk([&](mlir::transform::NamedSequenceOp op) {
+    if (op.getSymName() == "__transform_main") main = op;
+  });
+  if (!main)
+    return absl::DataLossError(absl::StrCat("stored script of ", what, " has no @__transform_main"));
+  RelinkRootHandles(main);
+  return main;
+}
+
+// The dispatching entry point and its matchers for `dispatched` (index, entry,
+// pattern) as MLIR text; see the header for what it does.
+std::string DispatchText(
+    const std::vector<std::pair<const LibraryEntry*, OpPattern>>& dispatched) {
+  std::string text;
+  absl::StrAppend(&text, R"mlir(
+  // True for a function holding two or more linalg ops (count forwarded as %n).
+  transform.named_sequence @mtune_function_with_several_linalg_ops(%f: !transform.any_op {transform.readonly}, %n: !transform.param<i64> {transform.readonly}) -> !transform.any_op {
+    transform.match.operation_name %f ["func.func"] : !transform.any_op
+    %two = transform.param.constant 2 : i64 -> !transform.param<i64>
+    transform.match.param.cmpi ge %n, %two : !transform.param<i64>
+    transform.yield %f : !transform.any_op
+  }
+  transform.named_sequence @mtune_identity(%f: !transform.any_op {transform.readonly}) -> !transform.any_op {
+    transform.yield %f : !transform.any_op
+  }
+)mlir");
+  for (size_t i = 0; i < dispatched.size(); ++i) {
+    absl::StrAppend(&text, "  // ", dispatched[i].first->problem,
+                    R"mlir(: the function of an op found by the exact match, unless %shared.
+  transform.named_sequence @mtune_match_)mlir",
+                    i, R"mlir((%op: !transform.any_op {transform.readonly}, %shared: !transform.any_op {transform.readonly}) -> !transform.any_op {
+    transform.match.operation_name %op [")mlir",
+                    dispatched[i].second.op_name, R"mlir("] : !transform.any_op
+    %f = transform.get_parent_op %op {op_name = "func.func"} : (!transform.any_op) -> !transform.any_op
+    %shared_with_f = transform.merge_handles deduplicate %shared, %f : !transform.any_op
+    %n_shared_with_f = transform.num_associations %shared_with_f : (!transform.any_op) -> !transform.param<i64>
+    %n_shared = transform.num_associations %shared : (!transform.any_op) -> !transform.param<i64>
+    transform.match.param.cmpi ne %n_shared_with_f, %n_shared : !transform.param<i64>
+    transform.yield %f : !transform.any_op
+  }
+)mlir");
+  }
+  absl::StrAppend(&text, R"mlir(
+  // Entry point: tunes every function whose only linalg op has a tuned strategy.
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+    %all_funcs = transform.structured.match ops{["func.func"]} in %root : (!transform.any_op) -> !transform.any_op
+    %shared = transform.foreach %all_funcs : !transform.any_op -> !transform.any_op {
+    ^bb0(%f: !transform.any_op):
+      %linalg = transform.structured.match interface{LinalgOp} in %f : (!transform.any_op) -> !transform.any_op
+      %n = transform.num_associations %linalg : (!transform.any_op) -> !transform.param<i64>
+      %same, %several = transform.foreach_match restrict_root in %f, %n @mtune_function_with_several_linalg_ops -> @mtune_identity : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op)
+      transform.yield %several : !transform.any_op
+    }
+)mlir");
+  for (size_t i = 0; i < dispatched.size(); ++i) {
+    const OpPattern& p = dispatched[i].second;
+    // Walking only the exactly matched ops keeps the cost linear in the module
+    // and the number of problems (one walk of the whole module per problem
+    // with every set forwarded to every matcher was quadratic).
+    absl::StrAppend(
+        &text, "    // ", dispatched[i].first->problem, "\n    %ops_", i,
+        " = transform.structured.match ops{[\"", p.op_name, "\"]}",
+        p.attributes.empty() ? "" : absl::StrCat(" attributes {", p.attributes, "}"),
+        " filter_operand_types = [", absl::StrJoin(p.operand_types, ", "),
+        "] in %root : (!transform.any_op) -> !transform.any_op\n    %tuned_", i,
+        " = transform.foreach_match restrict_root in %ops_", i, ", %shared @mtune_match_", i,
+        " -> @", LibrarySymbol(dispatched[i].first->problem, dispatched[i].first->target_id),
+        " : (!transform.any_op, !transform.any_op) -> !transform.any_op\n");
+  }
+  absl::StrAppend(&text, "    transform.yield\n  }\n");
+  return text;
+}
+
+}  // namespace
 
 std::string LibrarySymbol(const std::string& problem, const std::string& target_id) {
   std::string symbol = "mtune__" + problem + "__" + target_id;
@@ -19,34 +164,81 @@ std::string LibrarySymbol(const std::string& problem, const std::string& target_
   return symbol;
 }
 
-absl::StatusOr<std::string> BuildTransformLibrary(const std::vector<LibraryEntry>& entries) {
+absl::StatusOr<std::string> AdaptScriptToFunctionRoot(const std::string& script) {
   auto context = MakeMlirContext();
   DiagnosticCapture diagnostics(context.get());
-  mlir::OpBuilder builder(context.get());
-  mlir::OwningOpRef<mlir::ModuleOp> library = mlir::ModuleOp::create(builder.getUnknownLoc());
-  library->getOperation()->setAttr(mlir::transform::TransformDialect::kWithNamedSequenceAttrName,
-                                   builder.getUnitAttr());
+  mlir::OwningOpRef<mlir::ModuleOp> holder;
+  auto main = ParseEntryPoint(context.get(), diagnostics, script, "script", holder);
+  if (!main.ok()) return main.status();
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  holder->print(os);
+  return text;
+}
+
+absl::StatusOr<std::string> BuildTransformLibrary(const std::vector<LibraryEntry>& entries,
+                                                  const std::string& dispatch_target,
+                                                  mlir::MLIRContext* given_context) {
+  std::set<std::string> targets;
+  for (const LibraryEntry& entry : entries) targets.insert(entry.target_id);
+  std::string target = dispatch_target;
+  if (target.empty() && targets.size() == 1) target = *targets.begin();
+
+  // Entries of the dispatch target whose key names an op pattern.
+  std::vector<std::pair<const LibraryEntry*, OpPattern>> dispatched;
+  std::vector<std::string> not_dispatched;
   for (const LibraryEntry& entry : entries) {
-    auto module = mlir::parseSourceString<mlir::ModuleOp>(entry.script, context.get(), entry.problem);
-    if (!module)
-      return diagnostics.ToStatus(absl::StatusCode::kDataLoss,
-                                  absl::StrCat("stored script of ", entry.problem, " does not parse"));
-    mlir::transform::NamedSequenceOp main;
-    module->walk([&](mlir::transform::NamedSequenceOp op) {
-      if (op.getSymName() == "__transform_main") main = op;
-    });
-    if (!main)
-      return absl::DataLossError(
-          absl::StrCat("stored script of ", entry.problem, " has no @__transform_main"));
-    main.setSymName(LibrarySymbol(entry.problem, entry.target_id));
-    main->remove();
-    library->getBody()->push_back(main);
+    if (target.empty() || entry.target_id != target) continue;
+    absl::StatusOr<OpPattern> pattern = OpPatternForKey(entry.problem);
+    if (pattern.ok())
+      dispatched.emplace_back(&entry, std::move(*pattern));
+    else
+      not_dispatched.push_back(absl::StrCat(entry.problem, " (", pattern.status().message(), ")"));
+  }
+
+  std::unique_ptr<mlir::MLIRContext> own_context;
+  if (given_context == nullptr) own_context = MakeMlirContext();
+  mlir::MLIRContext* context = given_context ? given_context : own_context.get();
+  DiagnosticCapture diagnostics(context);
+  std::string dispatch_text;
+  if (!target.empty()) {
+    dispatch_text = dispatched.empty()
+                        ? "  transform.named_sequence @__transform_main(%root: !transform.any_op "
+                          "{transform.readonly}) {\n    transform.yield\n  }\n"
+                        : DispatchText(dispatched);
+  }
+  // Verified below, once the sequences it dispatches to are in the module.
+  mlir::ParserConfig unverified(context, /*verifyAfterParse=*/false);
+  mlir::OwningOpRef<mlir::ModuleOp> library = mlir::parseSourceString<mlir::ModuleOp>(
+      absl::StrCat("module attributes {transform.with_named_sequence} {\n", dispatch_text, "}\n"),
+      unverified, "mtune dispatch");
+  if (!library)
+    return diagnostics.ToStatus(absl::StatusCode::kInternal,
+                                "the generated dispatch entry point does not parse");
+  for (const LibraryEntry& entry : entries) {
+    mlir::OwningOpRef<mlir::ModuleOp> holder;
+    auto main = ParseEntryPoint(context, diagnostics, entry.script, entry.problem, holder);
+    if (!main.ok()) return main.status();
+    main->setSymName(LibrarySymbol(entry.problem, entry.target_id));
+    (*main)->remove();
+    library->getBody()->push_back(*main);
   }
   if (mlir::failed(mlir::verify(*library)))
     return diagnostics.ToStatus(absl::StatusCode::kInternal, "transform library does not verify");
   std::string text;
   llvm::raw_string_ostream os(text);
   os << "// mtune transform library: one tuned strategy per (problem, target).\n";
+  if (target.empty()) {
+    os << "// Entries of several targets and none chosen: no @__transform_main; apply one\n"
+          "// with --transform-interpreter=entry-point=SYMBOL.\n";
+  } else {
+    os << "// @__transform_main tunes every function whose only linalg op is one of these\n"
+          "// problems on "
+       << target << ":\n";
+    for (const auto& [entry, pattern] : dispatched) os << "//   " << entry->problem << "\n";
+    for (const std::string& skipped : not_dispatched) os << "// not dispatched: " << skipped << "\n";
+  }
+  os << "// Sequences (usable alone as entry points):\n";
   for (const LibraryEntry& entry : entries)
     os << "//   @" << LibrarySymbol(entry.problem, entry.target_id) << "  " << entry.problem
        << " on " << entry.target_id << "\n";

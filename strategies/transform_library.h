@@ -1,10 +1,36 @@
-// The exported transform library: one named sequence per tuned (problem, target).
+// The exported transform library: one named sequence per tuned (problem, target),
+// plus an entry point that dispatches every matching op to its tuned sequence.
+//
+// How the dispatch works (all upstream transform ops, runs in plain mlir-opt):
+//   mlir-opt --transform-preload-library=transform-library-paths=LIB.mlir \
+//            --transform-interpreter payload.mlir
+// `@__transform_main` first collects the functions holding two or more linalg
+// ops (%shared). Then, for each tuned problem, `transform.structured.match`
+// finds exactly the ops of that problem (op name, indexing maps / strides /
+// dilations, operand types; see strategies/op_key.h), and `transform.foreach_match`
+// walks them with a matcher that checks the op kind and that its function is
+// not in %shared, handing that function to the problem's tuned sequence.
+// Everything else is left alone: untuned ops, and ops that share their
+// function with other linalg ops. Only tensor-form ops match (strategies
+// bufferize what they tile).
+//
+// Why whole functions: a tuned strategy was measured on a function holding its
+// op alone, and it transforms that function as a whole (vectorization,
+// bufferization and lowering patterns run on the enclosing function). Applied
+// to a function with other ops it would vectorize and bufferize those too, so
+// the library refuses to; a compiler outlines kernels into functions first (as
+// dispatch regions are) to have each tuned.
+//
+// Each problem's sequence is the stored script, adapted so that its root may be
+// that function instead of a module: handles to the root function are re-linked
+// after each transform that consumes one (see AdaptScriptToFunctionRoot).
 #pragma once
 
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "mlir/IR/MLIRContext.h"
 
 namespace mtune::strategies {
 
@@ -20,10 +46,19 @@ struct LibraryEntry {
 // character outside [A-Za-z0-9_] replaced by '_', e.g. mtune__matmul_m_512_....
 std::string LibrarySymbol(const std::string& problem, const std::string& target_id);
 
-// One module (transform.with_named_sequence) holding each entry's entry point
-// renamed to LibrarySymbol; apply one with
-//   mlir-opt --transform-preload-library=transform-library-paths=LIB.mlir
-//            --transform-interpreter=entry-point=SYMBOL payload.mlir
-absl::StatusOr<std::string> BuildTransformLibrary(const std::vector<LibraryEntry>& entries);
+// The library of `entries`. `dispatch_target` selects the entries that
+// `@__transform_main` dispatches to; empty means the entries' only target
+// (with entries of several targets and no dispatch target, the library has no
+// `@__transform_main`, and each entry is applied by its symbol:
+// `--transform-interpreter=entry-point=SYMBOL`). DataLoss when a stored script
+// does not parse or has no @__transform_main. `context` (default: a fresh one)
+// must have the transform dialect and its extensions registered.
+absl::StatusOr<std::string> BuildTransformLibrary(const std::vector<LibraryEntry>& entries,
+                                                  const std::string& dispatch_target = "",
+                                                  mlir::MLIRContext* context = nullptr);
+
+// The stored script's @__transform_main adapted to run with its root bound to
+// a function as well as to a module, as MLIR text of a module holding it.
+absl::StatusOr<std::string> AdaptScriptToFunctionRoot(const std::string& script);
 
 }  // namespace mtune::strategies

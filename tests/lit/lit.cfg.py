@@ -8,8 +8,10 @@ config.test_format = lit.formats.ShTest(execute_external=True)
 config.suffixes = [".test"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(lit_config.params.get("build_dir", "."), "tests", "lit")
-for tool in ("mtune", "mlir-opt", "FileCheck"):
-    config.substitutions.append(("%" + tool, lit_config.params[tool]))
+# Longest names first: lit substitutes in order, and %mlir-opt must not eat %mlir-optx.
+for tool in ("mlir-runner", "runner_libs", "plugin", "mtune", "mlir-opt", "FileCheck"):
+    if tool in lit_config.params:
+        config.substitutions.append(("%" + tool, lit_config.params[tool]))
 # `not` and friends come with LLVM's tools.
 config.environment["PATH"] = os.pathsep.join(
     [lit_config.params.get("llvm_tools_dir", "/usr/lib/llvm-22/bin"), os.environ.get("PATH", "")])
