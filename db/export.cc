@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "db/clock.h"
 #include "db/schema.h"
+#include "db/exported_row.h"
 #include "db/sqlite.h"
 
 namespace mtune::db {
@@ -25,10 +26,7 @@ INSERT INTO best_strategies (
   mtune_version, mlir_version, exported_unix_s)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?))sql";
 
-constexpr char kSelectBestSql[] = R"sql(
-SELECT problem, family, target_id, target_triple, target_cpu, template_name, knobs_json,
-       candidate_hash, script, gflops, gbps, fraction_of_roofline, roofline_gflops, median_s,
-       mtune_version, mlir_version, exported_unix_s
+constexpr char kSelectBestSql[] = "SELECT " MTUNE_EXPORTED_ROW_COLUMNS R"sql(
 FROM best_strategies
 ORDER BY problem, target_id)sql";
 
@@ -252,25 +250,28 @@ absl::StatusOr<std::vector<ExportedStrategy>> ReadExportedDb(const std::string& 
     if (!has_row.ok()) return has_row.status();
     if (!*has_row) return rows;
     const Statement& r = **select;
-    ExportedStrategy& row = rows.emplace_back();
-    row.problem = r.ColumnText(0);
-    row.family = r.ColumnText(1);
-    row.target_id = r.ColumnText(2);
-    row.target_triple = r.ColumnText(3);
-    row.target_cpu = r.ColumnText(4);
-    row.template_name = r.ColumnText(5);
-    row.knobs_json = r.ColumnText(6);
-    row.candidate_hash = r.ColumnText(7);
-    row.script = r.ColumnText(8);
-    row.gflops = r.ColumnDouble(9);
-    row.gbps = r.ColumnDouble(10);
-    row.fraction_of_roofline = r.ColumnDouble(11);
-    row.roofline_gflops = r.ColumnDouble(12);
-    row.median_s = r.ColumnDouble(13);
-    row.mtune_version = r.ColumnText(14);
-    row.mlir_version = r.ColumnText(15);
-    row.exported_unix_s = r.ColumnInt64(16);
+    ReadExportedRow(r, rows.emplace_back());
   }
+}
+
+void ReadExportedRow(const Statement& r, ExportedStrategy& row) {
+  row.problem = r.ColumnText(0);
+  row.family = r.ColumnText(1);
+  row.target_id = r.ColumnText(2);
+  row.target_triple = r.ColumnText(3);
+  row.target_cpu = r.ColumnText(4);
+  row.template_name = r.ColumnText(5);
+  row.knobs_json = r.ColumnText(6);
+  row.candidate_hash = r.ColumnText(7);
+  row.script = r.ColumnText(8);
+  row.gflops = r.ColumnDouble(9);
+  row.gbps = r.ColumnDouble(10);
+  row.fraction_of_roofline = r.ColumnDouble(11);
+  row.roofline_gflops = r.ColumnDouble(12);
+  row.median_s = r.ColumnDouble(13);
+  row.mtune_version = r.ColumnText(14);
+  row.mlir_version = r.ColumnText(15);
+  row.exported_unix_s = r.ColumnInt64(16);
 }
 
 }  // namespace mtune::db

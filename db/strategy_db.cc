@@ -11,28 +11,20 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "db/schema.h"
+#include "db/exported_row.h"
 #include "db/sqlite.h"
 
 namespace mtune::db {
 namespace {
 
 // Whole statements as constants: the connection's cache prepares each once.
-constexpr char kSelectOneSql[] = R"sql(
-SELECT problem, family, target_id, target_triple, target_cpu, template_name, knobs_json,
-       candidate_hash, script, gflops, gbps, fraction_of_roofline, roofline_gflops, median_s,
-       mtune_version, mlir_version, exported_unix_s
+constexpr char kSelectOneSql[] = "SELECT " MTUNE_EXPORTED_ROW_COLUMNS R"sql(
 FROM best_strategies WHERE problem = ? AND target_id = ?)sql";
 
-constexpr char kSelectByTargetSql[] = R"sql(
-SELECT problem, family, target_id, target_triple, target_cpu, template_name, knobs_json,
-       candidate_hash, script, gflops, gbps, fraction_of_roofline, roofline_gflops, median_s,
-       mtune_version, mlir_version, exported_unix_s
+constexpr char kSelectByTargetSql[] = "SELECT " MTUNE_EXPORTED_ROW_COLUMNS R"sql(
 FROM best_strategies WHERE target_id = ? ORDER BY problem)sql";
 
-constexpr char kSelectAllSql[] = R"sql(
-SELECT problem, family, target_id, target_triple, target_cpu, template_name, knobs_json,
-       candidate_hash, script, gflops, gbps, fraction_of_roofline, roofline_gflops, median_s,
-       mtune_version, mlir_version, exported_unix_s
+constexpr char kSelectAllSql[] = "SELECT " MTUNE_EXPORTED_ROW_COLUMNS R"sql(
 FROM best_strategies ORDER BY problem, target_id)sql";
 
 // Uses the best_strategies_by_family index; the target filter runs on its rows.
@@ -41,26 +33,6 @@ constexpr char kSelectFamilyKeysSql[] =
 
 constexpr char kSelectTargetsSql[] =
     "SELECT DISTINCT target_id FROM best_strategies ORDER BY target_id";
-
-void ReadRow(const Statement& r, ExportedStrategy& row) {
-  row.problem = r.ColumnText(0);
-  row.family = r.ColumnText(1);
-  row.target_id = r.ColumnText(2);
-  row.target_triple = r.ColumnText(3);
-  row.target_cpu = r.ColumnText(4);
-  row.template_name = r.ColumnText(5);
-  row.knobs_json = r.ColumnText(6);
-  row.candidate_hash = r.ColumnText(7);
-  row.script = r.ColumnText(8);
-  row.gflops = r.ColumnDouble(9);
-  row.gbps = r.ColumnDouble(10);
-  row.fraction_of_roofline = r.ColumnDouble(11);
-  row.roofline_gflops = r.ColumnDouble(12);
-  row.median_s = r.ColumnDouble(13);
-  row.mtune_version = r.ColumnText(14);
-  row.mlir_version = r.ColumnText(15);
-  row.exported_unix_s = r.ColumnInt64(16);
-}
 
 // Strides and dilations change what is computed, not just how much: a
 // strategy tuned for stride 1 is no evidence for stride 2.
@@ -145,7 +117,7 @@ absl::StatusOr<bool> StrategyDb::ReadEntry(absl::string_view problem, absl::stri
   (*select)->BindText(2, std::string_view(target_id.data(), target_id.size()));
   absl::StatusOr<bool> row = (*select)->Step();
   if (!row.ok() || !*row) return row;
-  ReadRow(**select, *entry);
+  ReadExportedRow(**select, *entry);
   return true;
 }
 
@@ -292,7 +264,7 @@ absl::StatusOr<std::vector<ExportedStrategy>> StrategyDb::Entries(absl::string_v
     absl::StatusOr<bool> row = (*select)->Step();
     if (!row.ok()) return row.status();
     if (!*row) return rows;
-    ReadRow(**select, rows.emplace_back());
+    ReadExportedRow(**select, rows.emplace_back());
   }
 }
 
