@@ -153,6 +153,13 @@ async function main() {
       && window.mtune.renderedJob.state !== 'running', jobId, { timeout: DEADLINE_MS })
       .catch((e) => { throw new Error(`${e.message}\n${tail(coordinator.logPath)}\n${tail(worker.logPath)}`); });
 
+    // The jobs table and the job detail come from separate requests of a poll: wait
+    // until the table has caught up with the end of the job too.
+    await page.waitForFunction((id) => {
+      const cell = document.querySelector(`#jobs tbody tr[data-job-id="${id}"] [data-field=state]`);
+      return cell && cell.textContent.trim() !== 'running';
+    }, jobId, { timeout: 20_000 });
+
     // --- the JSON API, the reference for everything the page shows ----------
     const detail = await api(base, `/api/jobs/${jobId}`);
     const { results } = await api(base, `/api/results?job=${jobId}`);
