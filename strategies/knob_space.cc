@@ -164,7 +164,7 @@ absl::StatusOr<mlir::OwningOpRef<mlir::ModuleOp>> ParseTemplate(absl::string_vie
       llvm::StringRef(text.data(), text.size()), context, "template");
   if (!module) return diagnostics.ToStatus(absl::StatusCode::kInvalidArgument,
                                            "strategy template does not parse");
-  if (absl::Status allowed = CheckTemplatePolicy(module->get()); !allowed.ok()) return allowed;
+  if (absl::Status allowed = CheckTemplatePolicy(module.get()); !allowed.ok()) return allowed;
   return module;
 }
 
@@ -286,7 +286,8 @@ absl::StatusOr<KnobSpace> ExtractKnobSpace(absl::string_view template_text, cons
     // Divisibility is only defined between integer knobs.
     auto other = std::find_if(space.knobs.begin(), space.knobs.end(),
                               [&](const KnobSpec& o) { return o.name == k.divides; });
-    for (const KnobSpec* spec : {&k, &*other})
+    const KnobSpec* divided = &*other;
+    for (const KnobSpec* spec : {&k, divided})
       for (const std::string& option : spec->options)
         if (!IntegerValue(option))
           return absl::InvalidArgumentError(absl::StrCat(

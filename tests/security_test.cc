@@ -7,8 +7,11 @@
 #include <chrono>
 #include <cstdio>
 #include <functional>
+#include <map>
 #include <memory>
+#include <set>
 #include <string>
+#include <vector>
 #include <thread>
 
 #include "grpcpp/grpcpp.h"
