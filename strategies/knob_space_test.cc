@@ -177,12 +177,12 @@ TEST(KnobSpace, HugeOptionOperandsAreClearErrorsNotEndlessLoops) {
   }
   // The largest accepted operand expands at once, in order.
   auto space = ExtractKnobSpace(
-      OneKnob(R"(%a = transform.tune.knob<"t"> options = "divisors(2147483647)" -> !transform.param<i64>)"),
+      OneKnob(R"k(%a = transform.tune.knob<"t"> options = "divisors(2147483647)" -> !transform.param<i64>)k"),
       *problem);
   ASSERT_TRUE(space.ok()) << space.status();
   EXPECT_EQ(space->knobs[0].options, (std::vector<std::string>{"1", "2147483647"}));
   space = ExtractKnobSpace(
-      OneKnob(R"(%a = transform.tune.knob<"t"> options = "divisors(12, 6)" -> !transform.param<i64>)"),
+      OneKnob(R"k(%a = transform.tune.knob<"t"> options = "divisors(12, 6)" -> !transform.param<i64>)k"),
       *problem);
   ASSERT_TRUE(space.ok()) << space.status();
   EXPECT_EQ(space->knobs[0].options, (std::vector<std::string>{"1", "2", "3", "4", "6"}));
@@ -199,8 +199,8 @@ TEST(KnobSpace, HugeOptionOperandsAreClearErrorsNotEndlessLoops) {
 TEST(KnobSpace, DivisibilityBetweenNonIntegerKnobsIsAnError) {
   auto problem = ParseProblemKey("matmul:m=8,n=8,k=8:f32");
   auto space = ExtractKnobSpace(
-      OneKnob(R"(%a = transform.tune.knob<"t"> options = ["dot", "outerproduct"] {mtune.divides = "u"} -> !transform.any_param)",
-              R"(%b = transform.tune.knob<"u"> options = [4, 8] -> !transform.param<i64>)"),
+      OneKnob(R"k(%a = transform.tune.knob<"t"> options = ["dot", "outerproduct"] {mtune.divides = "u"} -> !transform.any_param)k",
+              R"k(%b = transform.tune.knob<"u"> options = [4, 8] -> !transform.param<i64>)k"),
       *problem);
   ASSERT_FALSE(space.ok());
   EXPECT_NE(space.status().message().find("non-integer option 'dot'"), std::string::npos)

@@ -6,6 +6,7 @@
 #include "llvm/Support/raw_ostream.h"
 #include "mlir/Dialect/Transform/IR/TransformOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Location.h"
 #include "mlir/IR/SymbolTable.h"
 
 namespace mtune::strategies {
@@ -21,6 +22,8 @@ bool DeniedTransformOp(llvm::StringRef name) {
 }
 
 std::string Where(mlir::Operation* op) {
+  if (auto file = llvm::dyn_cast<mlir::FileLineColLoc>(op->getLoc()))
+    return absl::StrCat(file.getFilename().str(), ":", file.getLine(), ":", file.getColumn());
   std::string text;
   llvm::raw_string_ostream os(text);
   os << op->getLoc();
@@ -45,7 +48,9 @@ absl::Status CheckTemplateSize(absl::string_view text) {
 
 absl::Status CheckTemplatePolicy(mlir::ModuleOp module) {
   absl::Status status;
-  module->walk([&](mlir::Operation* op) {
+  // Outer ops first, so that the error names the op that was written, not
+  // something nested in it.
+  module->walk<mlir::WalkOrder::PreOrder>([&](mlir::Operation* op) {
     const llvm::StringRef dialect = op->getName().getDialectNamespace();
     if (!AllowedDialect(dialect)) {
       status = Reject(op, absl::StrCat("is outside the allowed dialects (builtin, transform): "
