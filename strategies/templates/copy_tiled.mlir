@@ -9,7 +9,7 @@
 module attributes {transform.with_named_sequence} {
   transform.named_sequence @__transform_main(%root: !transform.any_op {transform.consumed}) {
     %op = transform.structured.match ops{["linalg.copy", "linalg.transpose"]} in %root : (!transform.any_op) -> !transform.any_op
-    %tr = transform.tune.knob<"tile_r"> = 8 from options = [1, 2, 4, 8, 16] -> !transform.param<i64>
+    %tr = transform.tune.knob<"tile_r"> = 16 from options = [1, 2, 4, 8, 16] -> !transform.param<i64>
     %tc = transform.tune.knob<"tile_c"> = 16 from options = [8, 16, 32, 64] -> !transform.param<i64>
     %tiled, %loops:2 = transform.structured.tile_using_for %op tile_sizes [%tr, %tc]
       : (!transform.any_op, !transform.param<i64>, !transform.param<i64>) -> (!transform.any_op, !transform.any_op, !transform.any_op)
@@ -17,7 +17,7 @@ module attributes {transform.with_named_sequence} {
     // static shape. Padding keeps a transpose tile an unmasked permuted read, which
     // becomes a vector.transpose the `transpose_lowering` choice applies to; with
     // masks the permutation is lowered element by element whatever that choice.
-    transform.tune.alternatives<"edge_tiles"> selected_region = 0 attributes {mtune.labels = ["masked", "padded"]} {
+    transform.tune.alternatives<"edge_tiles"> selected_region = 1 attributes {mtune.labels = ["masked", "padded"]} {
       transform.structured.vectorize %tiled vector_sizes [%tr, %tc] : !transform.any_op, !transform.param<i64>, !transform.param<i64>
     }, {
       %padded, %pad, %copy = transform.structured.pad %tiled pad_to_multiple_of [%tr, %tc] {
@@ -39,7 +39,7 @@ module attributes {transform.with_named_sequence} {
     transform.apply_patterns to %kernel {
       transform.apply_patterns.vector.transfer_permutation_patterns
     } : !transform.any_op
-    transform.tune.alternatives<"transpose_lowering"> selected_region = 0 attributes {mtune.labels = ["shuffle_1d", "eltwise", "shuffle_16x16", "avx2"]} {
+    transform.tune.alternatives<"transpose_lowering"> selected_region = 2 attributes {mtune.labels = ["shuffle_1d", "eltwise", "shuffle_16x16", "avx2"]} {
       transform.apply_patterns to %kernel {
         transform.apply_patterns.vector.lower_transpose lowering_strategy = shuffle_1d
       } : !transform.any_op
