@@ -130,6 +130,24 @@ TEST(KnobSpace, SmtConstraintPrunesWithoutCompilingAndIsRemovedOnInstantiation) 
   EXPECT_EQ(script->find("smt."), std::string::npos);
 }
 
+TEST(KnobSpace, MatmulPackedPrunesSpillingRegisterTilesForEveryElementType) {
+  auto tpl = FindTemplate("matmul_packed");
+  ASSERT_TRUE(tpl.ok()) << tpl.status();
+  for (const char* type : {"f32", "bf16"}) {  // bf16 accumulates in f32: same registers
+    auto problem = ParseProblemKey(std::string("matmul:m=256,n=256,k=256:") + type);
+    ASSERT_TRUE(problem.ok());
+    auto space = ExtractKnobSpace(tpl->text, *problem);
+    ASSERT_TRUE(space.ok()) << space.status();
+    KnobValues values = *space->Defaults();
+    EXPECT_TRUE(space->SatisfiesConstraints(values)) << type;
+    values["tile_m2"] = "16";
+    values["tile_n2"] = "32";  // 16 x 32 f32 accumulators: all 32 zmm registers
+    EXPECT_FALSE(space->SatisfiesConstraints(values)) << type;
+    values["tile_n2"] = "16";
+    EXPECT_TRUE(space->SatisfiesConstraints(values)) << type;
+  }
+}
+
 TEST(KnobSpace, SmtConstraintsMtuneCannotEvaluateAreClearErrors) {
   auto problem = ParseProblemKey("matmul:m=8,n=8,k=8:f32");
   auto with_body = [](const std::string& body) {
@@ -149,7 +167,7 @@ TEST(KnobSpace, SmtConstraintsMtuneCannotEvaluateAreClearErrors) {
   };
   EXPECT_NE(error(R"mlir(%x = smt.declare_fun "q" : !smt.int
       %c = smt.int.cmp le %a, %x
-      smt.assert %c)mlir").find("names neither a dimension of matmul nor elem_bytes"),
+      smt.assert %c)mlir").find("names neither a dimension of matmul nor elem_bytes / acc_bytes"),
             std::string::npos);
   EXPECT_NE(error(R"mlir(%c = smt.int.constant 4
       %e = smt.eq %a, %c : !smt.int)mlir").find("asserts nothing"),

@@ -5,7 +5,7 @@
 // A constraint is compiled once per problem into a small straight-line program over
 // 64-bit integers and booleans: the region's block arguments are the knob values,
 // `smt.declare_fun "NAME" : !smt.int` names a problem dimension ("m", "k", "ow", ...)
-// or "elem_bytes" (bytes per input element) and becomes a constant, and every
+// or "elem_bytes" / "acc_bytes" (bytes per input / accumulator element) and becomes a constant, and every
 // `smt.assert` must hold. No MLIR here: the coordinator and search evaluate it.
 #pragma once
 

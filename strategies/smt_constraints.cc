@@ -43,16 +43,19 @@ Op CmpOp(mlir::smt::IntPredicate pred) {
   return Op::kEq;  // unreachable: the enum has four cases
 }
 
-// Value of a symbol named by `smt.declare_fun`: a problem dimension or elem_bytes.
+// Value of a symbol named by `smt.declare_fun`: a problem dimension, elem_bytes
+// (bytes per input element) or acc_bytes (bytes per accumulator element: 4 for bf16
+// inputs, which accumulate in f32).
 absl::StatusOr<int64_t> SymbolValue(llvm::StringRef name, const Problem& problem) {
-  if (name == "elem_bytes") {
-    std::vector<OperandShape> operands = problem.Operands();
-    if (!operands.empty()) return operands.front().ElementBytes();
+  if (name == "elem_bytes" || name == "acc_bytes") {
+    OperandShape element{.element_type =
+                             name == "elem_bytes" ? problem.element_type : problem.AccumulatorType()};
+    return element.ElementBytes();
   }
   if (int64_t dim = problem.Dim(absl::string_view(name.data(), name.size())); dim > 0) return dim;
   return absl::InvalidArgumentError(absl::StrCat(
       "smt.declare_fun \"", name.str(), "\" names neither a dimension of ", problem.family,
-      " nor elem_bytes"));
+      " nor elem_bytes / acc_bytes"));
 }
 
 }  // namespace

@@ -45,12 +45,13 @@ module attributes {transform.with_named_sequence} {
         : (!transform.param<i64>, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>) -> () {
     ^bb0(%n1: !smt.int, %k1: !smt.int, %m2: !smt.int, %n2: !smt.int, %k2: !smt.int):
       %elem = smt.declare_fun "elem_bytes" : !smt.int
+      %acc = smt.declare_fun "acc_bytes" : !smt.int
       %zero = smt.int.constant 0
       %n_rem = smt.int.mod %n1, %n2
       %n_divides = smt.eq %n_rem, %zero : !smt.int
       %k_rem = smt.int.mod %k1, %k2
       %k_divides = smt.eq %k_rem, %zero : !smt.int
-      %acc_bytes = smt.int.mul %m2, %n2, %elem
+      %acc_bytes = smt.int.mul %m2, %n2, %acc
       %acc_limit = smt.int.constant 1792
       %acc_fits = smt.int.cmp le %acc_bytes, %acc_limit
       %panel_bytes = smt.int.mul %n1, %k1, %elem
