@@ -16,6 +16,14 @@ bool AllowedDialect(llvm::StringRef dialect) {
   return dialect == "builtin" || dialect == "transform";
 }
 
+// SMT ops are constraint formulas: allowed only in a constrain_params body,
+// which mtune evaluates itself (strategies/smt_constraints.h).
+bool InsideParamConstraint(mlir::Operation* op) {
+  for (mlir::Operation* parent = op->getParentOp(); parent; parent = parent->getParentOp())
+    if (parent->getName().getStringRef() == "transform.smt.constrain_params") return true;
+  return false;
+}
+
 // Transform ops that act beyond the payload IR (files, output, arbitrary passes).
 bool DeniedTransformOp(llvm::StringRef name) {
   return name == "transform.apply_registered_pass" || name == "transform.print";
@@ -52,8 +60,13 @@ absl::Status CheckTemplatePolicy(mlir::ModuleOp module) {
   // something nested in it.
   module->walk<mlir::WalkOrder::PreOrder>([&](mlir::Operation* op) {
     const llvm::StringRef dialect = op->getName().getDialectNamespace();
-    if (!AllowedDialect(dialect)) {
-      status = Reject(op, absl::StrCat("is outside the allowed dialects (builtin, transform): "
+    if (dialect == "smt" && !InsideParamConstraint(op)) {
+      status = Reject(op, "is an SMT op outside transform.smt.constrain_params");
+      return mlir::WalkResult::interrupt();
+    }
+    if (!AllowedDialect(dialect) && dialect != "smt") {
+      status = Reject(op, absl::StrCat("is outside the allowed dialects (builtin, transform, "
+                                       "and smt inside transform.smt.constrain_params): "
                                        "templates may only hold transform-dialect scripts"));
       return mlir::WalkResult::interrupt();
     }

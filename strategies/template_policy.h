@@ -5,7 +5,8 @@
 //   - it is at most kMaxTemplateBytes long;
 //   - every op belongs to an allowed dialect: `builtin` (the module) and
 //     `transform` with its extensions (tune knobs and alternatives, structured,
-//     loop, bufferization, vector/tensor patterns, ...);
+//     loop, bufferization, vector/tensor patterns, ...), and `smt` only inside
+//     `transform.smt.constrain_params` (knob constraints mtune evaluates);
 //   - it holds none of the transform ops that reach beyond the payload:
 //     `transform.apply_registered_pass` (runs any registered pass, some of which
 //     write files), `transform.print` (writes to the worker's output);

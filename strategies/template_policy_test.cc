@@ -62,6 +62,8 @@ TEST(TemplatePolicy, OpsOutsideTheAllowedDialectsAreRejected) {
   ExpectRejected(Template("", "  \"llvm.func\"() ({}) {sym_name = \"system\", function_type = "
                               "!llvm.func<i32 (ptr)>} : () -> ()\n"),
                  "llvm.func", "outside the allowed dialects");
+  ExpectRejected(Template("", "  %c = smt.int.constant 1\n"), "smt.int.constant",
+                 "outside transform.smt.constrain_params");
 }
 
 TEST(TemplatePolicy, PrintingAndArbitraryPassesAreRejected) {
