@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "CLI/CLI.hpp"
+#include "db/backup.h"
 #include "db/store.h"
 #include "grpcpp/grpcpp.h"
 #include "server/coordinator.h"
@@ -33,9 +34,23 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--port-file", port_file, "write the bound port to this file once serving");
   app.add_option("--task-timeout", options.task_time_limit_s,
-                 "seconds a candidate may take (compile + verify + measure)")
+                 "seconds a candidate may take at most (compile + verify + measure, counted "
+                 "from the start of its run); also the limit before a problem has an OK result")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
+  app.add_option("--task-timeout-multiple", options.task_time_multiple,
+                 "once a problem has OK results, a task may take this many times the "
+                 "shortest OK task so far (at least --task-timeout-floor, at most --task-timeout)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_option("--task-timeout-floor", options.task_time_floor_s,
+                 "the shortest time limit a task is given, seconds")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  std::string backup_path;
+  app.add_option("--backup", backup_path,
+                 "copy the --db file to this file with SQLite's online backup API (safe while "
+                 "a coordinator is serving from it), then exit");
   app.add_option("--min-measure", options.min_measure_s, "minimum timed seconds per candidate")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
@@ -52,6 +67,18 @@ int main(int argc, char** argv) {
   app.add_option("--web-root", web_root, "directory of the bundled dashboard page")
       ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
+  if (!backup_path.empty()) {
+    auto report = mtune::db::BackupDatabase(db_path, backup_path);
+    if (!report.ok()) {
+      fprintf(stderr, "mtune-coordinator: backup failed: %s\n",
+              report.status().ToString().c_str());
+      return 1;
+    }
+    fprintf(stderr, "mtune-coordinator: backed up %s to %s (%lld pages, %lld bytes)\n",
+            db_path.c_str(), backup_path.c_str(), static_cast<long long>(report->pages),
+            static_cast<long long>(report->bytes));
+    return 0;
+  }
   std::pair<std::string, int> http_host_port;
   if (!http_address.empty()) {
     auto parsed = mtune::server::ParseHostPort(http_address);
