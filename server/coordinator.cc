@@ -456,7 +456,12 @@ bool Coordinator::ProposeOneLocked(JobRun& job, ProblemRun& run) {
     trial.mutable_result()->set_status(mtune::v1::RESULT_STATUS_INVALID_CANDIDATE);
     trial.mutable_result()->set_error(std::string(script.status().message()));
     trial.set_worker_name("coordinator");
-    (void)store_->InsertResult(trial, "");
+    // Known gap: with no target (no worker ran it) the store refuses this trial;
+    // say so rather than lose it silently.
+    if (auto stored = store_->InsertResult(trial, ""); !stored.ok())
+      fprintf(stderr, "mtune-coordinator: job %lld: invalid candidate %s not stored: %s\n",
+              static_cast<long long>(job.id), task.candidate().hash().c_str(),
+              std::string(stored.status().message()).c_str());
     run.search->Observe(std::vector<search::Observation>{{points[0], false, 0}});
     ++run.finished;
     RecordResultLocked(run, false, 0);
@@ -740,7 +745,10 @@ absl::StatusOr<mtune::v1::ReportResultResponse> Coordinator::ReportResult(
     auto job = jobs_.find(done.task.job_id());
     if (job != jobs_.end()) {
       JobRun& run = *job->second;
-      if (ProblemRun* problem = FindProblemLocked(run, done.task.problem()); problem && *inserted) {
+      // Counted whether or not this insert added the row: the task was still
+      // leased or queued, so it completes exactly once here; had its candidate been
+      // stored already (proposed twice), not counting it would stall the job.
+      if (ProblemRun* problem = FindProblemLocked(run, done.task.problem()); problem) {
         const bool ok = request.result().status() == mtune::v1::RESULT_STATUS_OK;
         const double total = request.result().total_s();
         if (ok && total > 0 && (problem->best_total_s == 0 || total < problem->best_total_s))

@@ -162,7 +162,8 @@ class Faults : public ::testing::Test {
   // Live (not gone) workers the coordinator knows.
   int LiveWorkers() {
     int n = 0;
-    for (const auto& w : Workers().workers()) n += w.state() != "gone";
+    const auto workers = Workers();  // not a temporary's member: range-for would dangle
+    for (const auto& w : workers.workers()) n += w.state() != "gone";
     return n;
   }
 
@@ -268,7 +269,8 @@ TEST_F(Faults, FrozenWorkerLosesItsTaskAndItsLateReportIsStoredOnce) {
   ASSERT_TRUE(WaitFor(
       [&] {
         if (TrialsDone(job.id()) < 1) return false;
-        for (const auto& w : Workers().workers()) {
+        const auto workers = Workers();
+        for (const auto& w : workers.workers()) {
           if (w.name() == "w0" && w.state() == "busy") {
             workers_["w0"]->Signal(SIGSTOP);
             frozen_task = w.current_task_id();
@@ -299,7 +301,8 @@ TEST_F(Faults, FrozenWorkerLosesItsTaskAndItsLateReportIsStoredOnce) {
   // It heartbeats again and is given work again.
   EXPECT_TRUE(WaitFor(
       [&] {
-        for (const auto& w : Workers().workers())
+        const auto workers = Workers();
+        for (const auto& w : workers.workers())
           if (w.name() == "w0" && w.state() != "gone") return true;
         return false;
       },
@@ -359,9 +362,10 @@ TEST_F(Faults, CoordinatorKilledMidJobResumesAndWorkersReconnect) {
 // the hanging task gets a multiple of the shortest OK task so far (not the
 // ceiling), counted from the start of its own run, not from enqueue.
 TEST_F(Faults, GeneratedCodeFaultsAreRecordedAndTheWorkerKeepsServing) {
-  const double floor_s = 1, multiple = 3, ceiling_s = 60;
-  StartCoordinator({"--task-timeout", "60", "--task-timeout-floor", "1",
-                    "--task-timeout-multiple", "3"});
+  // A floor below the multiple of a typical OK task, so the multiple shows.
+  const double floor_s = 0.5, multiple = 6, ceiling_s = 60;
+  StartCoordinator({"--task-timeout", "60", "--task-timeout-floor", "0.5",
+                    "--task-timeout-multiple", "6"});
   const std::vector<std::string> faults = {"none", "none", "segv", "sigill", "sigbus",
                                            "oom",  "hang", "wrong"};
   std::string list;
@@ -402,8 +406,9 @@ TEST_F(Faults, GeneratedCodeFaultsAreRecordedAndTheWorkerKeepsServing) {
   // The hang got multiple x the shortest OK task before it (rows 0, 1), not the
   // ceiling, and ran that long from its own start.
   std::smatch match;
-  ASSERT_TRUE(std::regex_search(error(6), match, std::regex("no result within ([0-9.e+-]+) s")))
-      << error(6);
+  const std::string hang_error = error(6);
+  ASSERT_TRUE(std::regex_search(hang_error, match, std::regex("no result within ([0-9.e+-]+) s")))
+      << hang_error;
   const double limit = std::stod(match[1]);
   const double best = std::min(std::stod(rows[0][4]), std::stod(rows[1][4]));
   EXPECT_NEAR(limit, std::max(floor_s, multiple * best), 1e-3 * limit);

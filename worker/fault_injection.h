@@ -18,7 +18,7 @@ namespace mtune::worker {
 //   segv   write to a page mapped without access         -> SIGSEGV (crash)
 //   sigill execute an illegal instruction (ud2)          -> SIGILL  (crash)
 //   sigbus touch a file mapping beyond the end of file   -> SIGBUS  (crash)
-//   oom    allocate and touch memory until none is left  -> out of memory (crash),
+//   oom    allocate memory until an allocation fails     -> out of memory (crash),
 //          bounded by the sandbox's address-space limit
 //   hang   spin forever                                  -> timeout
 //   wrong  run the kernel, then corrupt one output value -> wrong_result
