@@ -171,7 +171,10 @@ absl::Status WorkerDaemon::Run() {
           Log(name, "giving up reporting task " + std::to_string(task.task_id()));
           break;
         }
-        std::this_thread::sleep_for(std::chrono::milliseconds(200 * (attempt + 1)));
+        const double wait_s = 0.2 * (attempt + 1);
+        Log(name, absl::StrCat("reporting task ", task.task_id(), " failed (",
+                               s.error_message(), "); retrying in ", wait_s, " s"));
+        std::this_thread::sleep_for(std::chrono::duration<double>(wait_s));
       }
       current_task = 0;
     }
