@@ -466,10 +466,10 @@ TEST_F(Faults, ChaosSixtyTrialsWithKilledWorkersAndCoordinator) {
       SleepS(std::uniform_real_distribution<double>(1, 5)(rng));
       workers_[name]->Signal(SIGCONT);
       ++actions["worker frozen"];
-    } else if (action == 4) {
+    } else {
       KillAndRestartCoordinator(std::uniform_real_distribution<double>(0.2, 2)(rng));
       ++actions["coordinator killed"];
-    }  // 5: leave it alone for a while
+    }
   }
   std::string summary;
   for (const auto& [what, n] : actions) summary += what + " x" + std::to_string(n) + ", ";
