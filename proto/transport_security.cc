@@ -100,7 +100,8 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeServerCredentials(
 }
 
 absl::StatusOr<std::shared_ptr<grpc::Channel>> MakeChannel(const std::string& address,
-                                                           const ClientSecurity& security) {
+                                                           const ClientSecurity& security,
+                                                           grpc::ChannelArguments args) {
   std::shared_ptr<grpc::ChannelCredentials> credentials;
   if (security.ca_file.empty()) {
     if (!security.cert_file.empty() || !security.key_file.empty())
@@ -127,7 +128,6 @@ absl::StatusOr<std::shared_ptr<grpc::Channel>> MakeChannel(const std::string& ad
     }
     credentials = grpc::SslCredentials(options);
   }
-  grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(kMaxResponseBytes);
   args.SetMaxSendMessageSize(kMaxRequestBytes);
   std::vector<std::unique_ptr<grpc::experimental::ClientInterceptorFactoryInterface>> interceptors;

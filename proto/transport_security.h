@@ -57,10 +57,12 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeServerCredentials(
     const ServerTls& tls);
 
 // A channel to `address` with TLS when security.ca_file is set, the token
-// attached to every call, and kMaxResponseBytes as receive limit.
-// FailedPrecondition when a token would travel in plaintext off loopback.
-absl::StatusOr<std::shared_ptr<grpc::Channel>> MakeChannel(const std::string& address,
-                                                           const ClientSecurity& security);
+// attached to every call, and kMaxResponseBytes as receive limit, on top of `args`
+// (e.g. reconnect backoff). FailedPrecondition when a token would travel in
+// plaintext off loopback.
+absl::StatusOr<std::shared_ptr<grpc::Channel>> MakeChannel(
+    const std::string& address, const ClientSecurity& security,
+    grpc::ChannelArguments args = grpc::ChannelArguments());
 
 // The token from `token_file` (whitespace trimmed) when given, else from
 // $MTUNE_TOKEN, else "". The file must not be readable by group or others.

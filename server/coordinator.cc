@@ -156,6 +156,15 @@ absl::StatusOr<std::unique_ptr<Coordinator::JobRun>> Coordinator::PlanJob(
       measured.insert(hashes->begin(), hashes->end());
       run->budget = spec.trials() > measured.size() ? spec.trials() - measured.size() : 0;
       run->measured_before = static_cast<uint32_t>(measured.size());
+      // Timeouts keep scaling with the best time measured before the restart.
+      auto stored = store_->ListResults(job_id, problem->Key(), 0);
+      if (!stored.ok()) return stored.status();
+      for (const auto& trial : *stored) {
+        const double total = trial.result().total_s();
+        if (trial.result().status() == mtune::v1::RESULT_STATUS_OK && total > 0 &&
+            (run->best_total_s == 0 || total < run->best_total_s))
+          run->best_total_s = total;
+      }
     }
     run->limits.emplace(search::BudgetLimits{.time_s = spec.time_budget_s(),
                                              .patience = spec.patience()},
@@ -250,6 +259,10 @@ absl::Status Coordinator::ResumeRunningJobs() {
       continue;
     }
     JobRun& run = *jobs_.emplace(id, std::move(*job)).first->second;
+    uint32_t measured = 0;
+    for (const auto& problem : run.problems) measured += problem->measured_before;
+    fprintf(stderr, "mtune-coordinator: resuming job %lld: %u trials already stored\n",
+            static_cast<long long>(id), measured);
     RefillLocked(run);
     MaybeFinishLocked(run);
   }
@@ -443,7 +456,12 @@ bool Coordinator::ProposeOneLocked(JobRun& job, ProblemRun& run) {
     trial.mutable_result()->set_status(mtune::v1::RESULT_STATUS_INVALID_CANDIDATE);
     trial.mutable_result()->set_error(std::string(script.status().message()));
     trial.set_worker_name("coordinator");
-    (void)store_->InsertResult(trial, "");
+    // Known gap: with no target (no worker ran it) the store refuses this trial;
+    // say so rather than lose it silently.
+    if (auto stored = store_->InsertResult(trial, ""); !stored.ok())
+      fprintf(stderr, "mtune-coordinator: job %lld: invalid candidate %s not stored: %s\n",
+              static_cast<long long>(job.id), task.candidate().hash().c_str(),
+              std::string(stored.status().message()).c_str());
     run.search->Observe(std::vector<search::Observation>{{points[0], false, 0}});
     ++run.finished;
     RecordResultLocked(run, false, 0);
@@ -567,9 +585,9 @@ absl::StatusOr<std::optional<mtune::v1::Task>> Coordinator::NextTask(const std::
   auto it = workers_.find(worker_id);
   if (it == workers_.end())
     return absl::NotFoundError(absl::StrCat("unknown worker '", worker_id, "': register again"));
+  // An open stream says nothing about the worker being alive (a frozen process
+  // keeps its connection): only heartbeats and reports refresh last_seen.
   it->second.streaming = true;
-  it->second.gone = false;
-  it->second.last_seen = Now();
   const bool ready = changed_.wait_for(lock, std::chrono::duration<double>(timeout_s), [&] {
     auto w = workers_.find(worker_id);
     return stopping_ || w == workers_.end() ||
@@ -581,6 +599,9 @@ absl::StatusOr<std::optional<mtune::v1::Task>> Coordinator::NextTask(const std::
   if (!ready || stopping_ || queue_.empty() || it->second.current_task != 0) return std::nullopt;
   QueuedTask queued = std::move(queue_.front());
   queue_.pop_front();
+  // The limit is set now, when the run starts, from the best time known now;
+  // time spent waiting in the queue is not counted.
+  queued.task.set_time_limit_s(TimeLimitLocked(queued.task));
   Lease lease;
   lease.worker_id = worker_id;
   lease.deadline = Now() + queued.task.time_limit_s() + kLeaseGraceS;
@@ -590,6 +611,16 @@ absl::StatusOr<std::optional<mtune::v1::Task>> Coordinator::NextTask(const std::
   it->second.current_task = task.task_id();
   leases_[task.task_id()] = std::move(lease);
   return task;
+}
+
+double Coordinator::TimeLimitLocked(const mtune::v1::Task& task) {
+  const double ceiling = options_.task_time_limit_s;
+  auto job = jobs_.find(task.job_id());
+  if (job == jobs_.end()) return ceiling;
+  ProblemRun* run = FindProblemLocked(*job->second, task.problem());
+  if (run == nullptr || run->best_total_s <= 0) return ceiling;
+  return std::min(ceiling,
+                  std::max(options_.task_time_floor_s, options_.task_time_multiple * run->best_total_s));
 }
 
 void Coordinator::RequeueLocked(int64_t task_id, const std::string& why) {
@@ -657,9 +688,16 @@ absl::StatusOr<mtune::v1::ReportResultResponse> Coordinator::ReportResult(
     auto lease = leases_.find(request.task_id());
     if (lease != leases_.end()) {
       done = std::move(lease->second.queued);
-      auto holder = workers_.find(lease->second.worker_id);
-      if (holder != workers_.end() && holder->second.current_task == request.task_id())
-        holder->second.current_task = 0;
+      if (lease->second.worker_id != request.worker_id()) {
+        // A straggler: its lease expired and the task went to another worker, which
+        // is still measuring it. This result is stored; the re-run's report will
+        // find nothing leased and be dropped. The other worker stays busy (it is).
+        fprintf(stderr,
+                "mtune-coordinator: task %lld: late report from %s stored; the re-run on %s "
+                "will be dropped\n",
+                static_cast<long long>(request.task_id()), request.worker_id().c_str(),
+                lease->second.worker_id.c_str());
+      }
       leases_.erase(lease);
     } else {
       // Re-queued after its lease expired, but the first worker finished after all.
@@ -667,8 +705,14 @@ absl::StatusOr<mtune::v1::ReportResultResponse> Coordinator::ReportResult(
         return q.task.task_id() == request.task_id();
       });
       if (queued == queue_.end()) {
+        // Already stored from another report (or its job ended): storing is
+        // idempotent by (job, problem, candidate), so there is nothing to do.
+        fprintf(stderr,
+                "mtune-coordinator: task %lld: late report from %s dropped: the task was "
+                "already reported\n",
+                static_cast<long long>(request.task_id()), request.worker_id().c_str());
         mtune::v1::ReportResultResponse response;
-        response.set_stored(true);  // already stored from another report
+        response.set_stored(true);
         if (w->second.current_task == request.task_id()) w->second.current_task = 0;
         changed_.notify_all();
         return response;
@@ -701,8 +745,14 @@ absl::StatusOr<mtune::v1::ReportResultResponse> Coordinator::ReportResult(
     auto job = jobs_.find(done.task.job_id());
     if (job != jobs_.end()) {
       JobRun& run = *job->second;
-      if (ProblemRun* problem = FindProblemLocked(run, done.task.problem()); problem && *inserted) {
+      // Counted whether or not this insert added the row: the task was still
+      // leased or queued, so it completes exactly once here; had its candidate been
+      // stored already (proposed twice), not counting it would stall the job.
+      if (ProblemRun* problem = FindProblemLocked(run, done.task.problem()); problem) {
         const bool ok = request.result().status() == mtune::v1::RESULT_STATUS_OK;
+        const double total = request.result().total_s();
+        if (ok && total > 0 && (problem->best_total_s == 0 || total < problem->best_total_s))
+          problem->best_total_s = total;
         problem->search->Observe(
             std::vector<search::Observation>{{done.point, ok, request.result().gflops()}});
         ++problem->finished;
@@ -733,6 +783,9 @@ void Coordinator::ReaperLoop() {
       else if (w == workers_.end() || now - w->second.last_seen > options_.heartbeat_timeout_s)
         expired.emplace_back(task_id, "its worker " + lease.worker_id + " stopped heartbeating");
     }
+    // Silent idle workers get no more tasks until they heartbeat again.
+    for (auto& [id, w] : workers_)
+      if (!w.gone && now - w.last_seen > options_.heartbeat_timeout_s) w.gone = true;
     for (const auto& [task_id, why] : expired) {
       auto w = workers_.find(leases_[task_id].worker_id);
       if (w != workers_.end() && now - w->second.last_seen > options_.heartbeat_timeout_s)

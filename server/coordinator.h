@@ -26,9 +26,16 @@
 namespace mtune::server {
 
 struct CoordinatorOptions {
-  // A task not reported within this many seconds after it is leased is re-queued
-  // (the worker is treated as stuck); also the sandbox's time limit on the worker.
+  // Time limit of a task (compile + verify + measure), seconds, counted by the
+  // worker from the start of the run (not from enqueue): the largest limit ever
+  // given, and the one given while a problem has no OK result yet. A task not
+  // reported within its limit plus a grace period after it is leased is re-queued.
   double task_time_limit_s = 120;
+  // Once a problem has OK results its tasks get task_time_multiple times the
+  // shortest OK task so far (wall time on the worker), but at least
+  // task_time_floor_s: a kernel far slower than the best is not worth waiting for.
+  double task_time_multiple = 10;
+  double task_time_floor_s = 10;
   // Minimum timed duration per candidate, seconds.
   double min_measure_s = 0.1;
   // A worker silent for this long loses its task and is considered gone.
@@ -98,6 +105,7 @@ class Coordinator {
     std::string stopped;       // why proposing stopped early (time, patience, shared budget)
     uint32_t warm_start_seeds = 0;
     std::vector<double> scores;  // each stored result's GFLOP/s (0: failed), in order
+    double best_total_s = 0;     // shortest OK task wall time so far (0: none yet)
   };
   struct JobRun {
     int64_t id = 0;
@@ -141,6 +149,8 @@ class Coordinator {
   // Ends the job if every problem is done (caller holds mu_).
   void MaybeFinishLocked(JobRun& job);
   void RequeueLocked(int64_t task_id, const std::string& why);
+  // The time limit a task of `task`'s problem gets if it starts now (see options).
+  double TimeLimitLocked(const mtune::v1::Task& task);
   void ReaperLoop();
   double Now() const;
   ProblemRun* FindProblemLocked(JobRun& job, const std::string& key);

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "CLI/CLI.hpp"
+#include "db/backup.h"
 #include "db/store.h"
 #include "grpcpp/grpcpp.h"
 #include "proto/transport_security.h"
@@ -46,9 +47,23 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--port-file", port_file, "write the bound port to this file once serving");
   app.add_option("--task-timeout", options.task_time_limit_s,
-                 "seconds a candidate may take (compile + verify + measure)")
+                 "seconds a candidate may take at most (compile + verify + measure, counted "
+                 "from the start of its run); also the limit before a problem has an OK result")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
+  app.add_option("--task-timeout-multiple", options.task_time_multiple,
+                 "once a problem has OK results, a task may take this many times the "
+                 "shortest OK task so far (at least --task-timeout-floor, at most --task-timeout)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_option("--task-timeout-floor", options.task_time_floor_s,
+                 "the shortest time limit a task is given, seconds")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  std::string backup_path;
+  app.add_option("--backup", backup_path,
+                 "copy the --db file to this file with SQLite's online backup API (safe while "
+                 "a coordinator is serving from it), then exit");
   app.add_option("--min-measure", options.min_measure_s, "minimum timed seconds per candidate")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
@@ -87,6 +102,18 @@ int main(int argc, char** argv) {
                "allow plaintext gRPC on a non-loopback --listen address (trusted networks only)")
       ->group("Security");
   CLI11_PARSE(app, argc, argv);
+  if (!backup_path.empty()) {
+    auto report = mtune::db::BackupDatabase(db_path, backup_path);
+    if (!report.ok()) {
+      fprintf(stderr, "mtune-coordinator: backup failed: %s\n",
+              report.status().ToString().c_str());
+      return 1;
+    }
+    fprintf(stderr, "mtune-coordinator: backed up %s to %s (%lld pages, %lld bytes)\n",
+            db_path.c_str(), backup_path.c_str(), static_cast<long long>(report->pages),
+            static_cast<long long>(report->bytes));
+    return 0;
+  }
   if (tls.cert_file.empty() && !insecure && !mtune::transport::IsLoopbackAddress(listen)) {
     fprintf(stderr,
             "mtune-coordinator: refusing to serve plaintext gRPC on %s, which is not loopback: "

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <memory>
 #include <mutex>
 #include <thread>
 
@@ -28,6 +29,16 @@ std::unique_ptr<grpc::ClientContext> ContextWithDeadline(double seconds) {
   return context;
 }
 
+// gRPC's own reconnect backoff grows to 2 minutes; a restarted coordinator should
+// see its workers again within the daemon's own backoff (at most 5 s).
+grpc::ChannelArguments ReconnectArgs() {
+  grpc::ChannelArguments args;
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 200);
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 200);
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 5000);
+  return args;
+}
+
 }  // namespace
 
 mtune::v1::Target HostTarget() {
@@ -50,7 +61,8 @@ WorkerDaemon::WorkerDaemon(DaemonOptions options) : options_(std::move(options))
 
 absl::Status WorkerDaemon::Run() {
   const std::string& name = options_.name;
-  Sandbox sandbox(options_.sandbox_argv);
+  Sandbox sandbox(options_.sandbox_argv, options_.sandbox_memory_limit_mib);
+  size_t tasks_received = 0;  // indexes test_inject_faults
 
   // Calibrate once, on the pinned core, before offering to measure anything.
   auto calibrated = sandbox.Calibrate();
@@ -58,7 +70,9 @@ absl::Status WorkerDaemon::Run() {
   const mtune::v1::Calibration calibration = *calibrated;
   Log(name, absl::StrCat("calibrated: f32 FMA peak ", calibration.peak_gflops_f32(), " GFLOP/s"));
 
-  auto channel = transport::MakeChannel(options_.coordinator, options_.security);
+  // gRPC's own reconnect backoff grows to minutes; a restarted coordinator should
+  // see its workers back within seconds.
+  auto channel = transport::MakeChannel(options_.coordinator, options_.security, ReconnectArgs());
   if (!channel.ok()) return channel.status();
   auto stub = mtune::v1::Coordinator::NewStub(*channel);
   mtune::v1::RegisterRequest registration;
@@ -124,10 +138,23 @@ absl::Status WorkerDaemon::Run() {
       mtune::v1::SandboxRequest request;
       *request.mutable_measure() = task;
       *request.mutable_calibration() = calibration;
+      // TEST ONLY: a task given a fault runs in a sandbox of its own whose child
+      // raises that fault where the kernel runs; the result is recorded as usual.
+      std::unique_ptr<Sandbox> faulty;
+      if (tasks_received < options_.test_inject_faults.size() &&
+          options_.test_inject_faults[tasks_received] != "none") {
+        const std::string& fault = options_.test_inject_faults[tasks_received];
+        std::vector<std::string> argv = options_.sandbox_argv;
+        argv.insert(argv.end(), {"--test-inject-fault", fault});
+        faulty = std::make_unique<Sandbox>(argv, options_.sandbox_memory_limit_mib);
+        Log(name, absl::StrCat("TEST: injecting fault '", fault, "' into task ", task.task_id()));
+      }
+      ++tasks_received;
       mtune::v1::ReportResultRequest report;
       report.set_worker_id(worker_id);
       report.set_task_id(task.task_id());
-      auto response = sandbox.Call(request, task.time_limit_s());
+      auto response = (faulty ? *faulty : sandbox).Call(request, task.time_limit_s());
+      faulty.reset();
       if (!response.ok()) {
         report.mutable_result()->set_status(mtune::v1::RESULT_STATUS_CRASH);
         report.mutable_result()->set_error(std::string(response.status().message()));
@@ -150,7 +177,10 @@ absl::Status WorkerDaemon::Run() {
           Log(name, "giving up reporting task " + std::to_string(task.task_id()));
           break;
         }
-        std::this_thread::sleep_for(std::chrono::milliseconds(200 * (attempt + 1)));
+        const double wait_s = 0.2 * (attempt + 1);
+        Log(name, absl::StrCat("reporting task ", task.task_id(), " failed (",
+                               s.error_message(), "); retrying in ", wait_s, " s"));
+        std::this_thread::sleep_for(std::chrono::duration<double>(wait_s));
       }
       current_task = 0;
     }

@@ -4,7 +4,9 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "proto/mtune.pb.h"
@@ -25,6 +27,12 @@ struct DaemonOptions {
   double give_up_after_s = 0;
   // TLS and worker token towards the coordinator.
   transport::ClientSecurity security;
+  // Address-space limit the sandbox applies to itself, MiB (0 = none); the
+  // sandbox argv must pass the same value (named in diagnostics).
+  uint64_t sandbox_memory_limit_mib = 0;
+  // TEST ONLY: the i-th task this worker receives raises test_inject_faults[i]
+  // where its kernel runs ("none": no fault); see worker/fault_injection.h.
+  std::vector<std::string> test_inject_faults;
 };
 
 // The target (triple, CPU, features) code is generated for on this machine.

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
+#include <new>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -30,6 +32,25 @@ using Clock = std::chrono::steady_clock;
 
 double Since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// Allocations of generated code (memref.alloc lowers to malloc / aligned_alloc).
+// A failure calls the process's new-handler, as operator new would: in the
+// sandbox that ends the child as out of memory, where a null pointer would
+// otherwise surface later as an unexplained SIGSEGV. Without a handler, as before.
+void* KernelMalloc(size_t bytes) {
+  void* p = std::malloc(bytes);
+  if (p == nullptr && bytes != 0) {
+    if (std::new_handler handler = std::get_new_handler()) handler();
+  }
+  return p;
+}
+void* KernelAlignedAlloc(size_t alignment, size_t bytes) {
+  void* p = std::aligned_alloc(alignment, bytes);
+  if (p == nullptr && bytes != 0) {
+    if (std::new_handler handler = std::get_new_handler()) handler();
+  }
+  return p;
 }
 
 // From transformed payload (vectors, memrefs, scf loops) to the LLVM dialect.
@@ -159,6 +180,10 @@ std::unique_ptr<JitKernel> JitKernel::Compile(const std::string& payload,
     llvm::orc::SymbolMap symbols;
     symbols[interner("memrefCopy")] = {llvm::orc::ExecutorAddr::fromPtr(&memrefCopy),
                                        llvm::JITSymbolFlags::Exported};
+    symbols[interner("malloc")] = {llvm::orc::ExecutorAddr::fromPtr(&KernelMalloc),
+                                   llvm::JITSymbolFlags::Exported};
+    symbols[interner("aligned_alloc")] = {llvm::orc::ExecutorAddr::fromPtr(&KernelAlignedAlloc),
+                                          llvm::JITSymbolFlags::Exported};
     return symbols;
   });
   auto symbol = kernel->engine_->lookup(absl::StrCat("_mlir_ciface_", strategies::kPayloadFunction));

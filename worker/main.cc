@@ -8,6 +8,7 @@
 #include "CLI/CLI.hpp"
 #include "worker/affinity.h"
 #include "worker/daemon.h"
+#include "worker/fault_injection.h"
 #include "worker/sandbox.h"
 
 namespace {
@@ -28,6 +29,15 @@ int main(int argc, char** argv) {
   app.add_option("--give-up-after", options.give_up_after_s,
                  "exit after this many seconds without reaching the coordinator (0: never)")
       ->capture_default_str();
+  options.sandbox_memory_limit_mib = mtune::worker::kDefaultSandboxMemoryLimitMib;
+  app.add_option("--sandbox-memory-limit", options.sandbox_memory_limit_mib,
+                 "address-space limit of the process running candidates, MiB (0: none); a "
+                 "kernel exhausting it is recorded as a crash")
+      ->capture_default_str();
+  std::string inject_faults;
+  app.add_option("--test-inject-fault", inject_faults,
+                 "TEST ONLY: comma-separated faults raised where the kernel runs, one per task "
+                 "received, in order: none, segv, sigill, sigbus, oom, hang, wrong");
   app.add_flag("--sandbox", sandbox_mode, "internal: serve measurements on fds 3/4")->group("");
   std::string token_file;
   app.add_option("--tls-ca", options.security.ca_file,
@@ -47,9 +57,20 @@ int main(int argc, char** argv) {
       ->group("Security");
   CLI11_PARSE(app, argc, argv);
 
-  if (sandbox_mode)
-    return mtune::worker::RunSandboxServer(mtune::worker::kSandboxRequestFd,
-                                           mtune::worker::kSandboxResponseFd, options.cpu);
+  auto faults = mtune::worker::ParseInjectedFaults(inject_faults);
+  if (!faults.ok()) {
+    fprintf(stderr, "mtune-worker: --test-inject-fault: %s\n",
+            std::string(faults.status().message()).c_str());
+    return 2;
+  }
+  if (sandbox_mode)  // the daemon passes one fault to a sandbox it starts for one task
+    return mtune::worker::RunSandboxServer(
+        mtune::worker::kSandboxRequestFd, mtune::worker::kSandboxResponseFd, options.cpu,
+        options.sandbox_memory_limit_mib, faults->empty() ? "" : faults->front());
+  options.test_inject_faults = *faults;
+  if (!options.test_inject_faults.empty())
+    fprintf(stderr, "mtune-worker: TEST MODE: injecting faults into the first %zu tasks\n",
+            options.test_inject_faults.size());
   if (options.coordinator.empty()) {
     fprintf(stderr, "mtune-worker: --coordinator host:port is required (see --help)\n");
     return 2;
@@ -70,7 +91,9 @@ int main(int argc, char** argv) {
   options.security.token = *token;
   // The sandbox runs generated code: it inherits no secret.
   unsetenv(mtune::transport::kTokenEnv);
-  options.sandbox_argv = {"/proc/self/exe", "--sandbox", "--cpu", std::to_string(options.cpu)};
+  options.sandbox_argv = {"/proc/self/exe", "--sandbox", "--cpu", std::to_string(options.cpu),
+                          "--sandbox-memory-limit",
+                          std::to_string(options.sandbox_memory_limit_mib)};
   mtune::worker::WorkerDaemon daemon(options);
   g_daemon = &daemon;
   signal(SIGINT, OnStopSignal);

@@ -7,6 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "strategies/payload.h"
 #include "strategies/problem.h"
+#include "worker/fault_injection.h"
 #include "worker/jit_kernel.h"
 #include "worker/roofline.h"
 
@@ -25,7 +26,8 @@ double Since(Clock::time_point start) {
 Measurer::Measurer() = default;
 Measurer::~Measurer() = default;
 
-Result Measurer::Measure(const mtune::v1::Task& task, const mtune::v1::Calibration& calibration) {
+Result Measurer::Measure(const mtune::v1::Task& task, const mtune::v1::Calibration& calibration,
+                         const std::string& test_inject_fault) {
   const auto task_start = Clock::now();
   Result result;
   auto finish = [&](mtune::v1::ResultStatus status, std::string error) {
@@ -62,7 +64,12 @@ Result Measurer::Measure(const mtune::v1::Task& task, const mtune::v1::Calibrati
   // Verify on a fresh output (zero when the kernel accumulates into it).
   auto verify_start = Clock::now();
   ops.ResetOutput();
+  RaiseInjectedFaultBeforeKernel(test_inject_fault);
   kernel->Call(args);
+  if (test_inject_fault == "wrong") {
+    TypedBuffer& out = ops.output();
+    out.Set(0, out.Get(0) + 1000.0);
+  }
   int64_t where = -1;
   const double error = ops.MaxScaledError(&where);
   result.set_max_rel_error(error);

@@ -19,7 +19,10 @@ class Measurer {
 
   // A result for every outcome: a failed candidate is a result, not an error.
   // `calibration` supplies the roofline the result is normalized against.
-  mtune::v1::Result Measure(const mtune::v1::Task& task, const mtune::v1::Calibration& calibration);
+  // `test_inject_fault` (test only, see fault_injection.h) raises that fault where
+  // the kernel runs.
+  mtune::v1::Result Measure(const mtune::v1::Task& task, const mtune::v1::Calibration& calibration,
+                            const std::string& test_inject_fault = "");
 
  private:
   std::string operands_key_;

@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <spawn.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -12,6 +13,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
+#include <new>
 
 #include "absl/strings/str_cat.h"
 #include "worker/affinity.h"
@@ -25,6 +27,8 @@ namespace {
 
 // Messages are a 4-byte little-endian length followed by the serialized proto.
 constexpr uint32_t kMaxMessageBytes = 64 << 20;
+// The child's first byte, once it is set up: the parent starts a task's clock after it.
+constexpr char kSandboxReady = 'R';
 
 bool WriteAll(int fd, const void* data, size_t size) {
   const char* p = static_cast<const char*>(data);
@@ -75,7 +79,8 @@ mtune::v1::SandboxResponse FailedResponse(mtune::v1::ResultStatus status, std::s
 
 }  // namespace
 
-Sandbox::Sandbox(std::vector<std::string> argv) : argv_(std::move(argv)) {}
+Sandbox::Sandbox(std::vector<std::string> argv, uint64_t memory_limit_mib)
+    : argv_(std::move(argv)), memory_limit_mib_(memory_limit_mib) {}
 
 Sandbox::~Sandbox() {
   if (pid_ > 0) Reap(/*kill_first=*/true);
@@ -113,35 +118,92 @@ absl::Status Sandbox::EnsureStarted() {
 std::string Sandbox::Reap(bool kill_first) {
   if (to_child_ >= 0) close(to_child_);
   to_child_ = from_child_ = -1;
-  if (kill_first) kill(pid_, SIGKILL);
   int status = 0;
-  while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+  struct rusage usage {};
+  bool reaped = false;
+  if (!kill_first) {
+    // It closed the socket, so it is ending: give it a moment to be reaped with its
+    // own cause of death; one that lingers is killed.
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+    while (!reaped && std::chrono::steady_clock::now() < give_up) {
+      const pid_t r = wait4(pid_, &status, WNOHANG, &usage);
+      if (r == pid_) reaped = true;
+      else if (r < 0 && errno != EINTR) break;
+      else usleep(1000);
+    }
+    if (!reaped) kill_first = true;
+  }
+  if (!reaped) {
+    kill(pid_, SIGKILL);
+    while (wait4(pid_, &status, 0, &usage) < 0 && errno == EINTR) {
+    }
   }
   pid_ = -1;
-  if (WIFSIGNALED(status))
-    return absl::StrCat("killed by signal ", WTERMSIG(status), " (", strsignal(WTERMSIG(status)),
-                        ")");
-  if (WIFEXITED(status)) return absl::StrCat("exited with code ", WEXITSTATUS(status));
-  return "ended";
+  // Peak memory tells a crash from exhausted memory apart: generated code whose
+  // malloc fails under the limit usually dies by SIGSEGV on the null pointer.
+  const std::string memory =
+      absl::StrCat("; peak memory ", usage.ru_maxrss / 1024, " MiB",
+                   memory_limit_mib_ > 0
+                       ? absl::StrCat(" (sandbox address-space limit ", memory_limit_mib_, " MiB)")
+                       : std::string());
+  if (kill_first) return "killed by the worker" + memory;
+  if (WIFSIGNALED(status)) {
+    const int sig = WTERMSIG(status);
+    const char* abbrev = sigabbrev_np(sig);
+    return absl::StrCat("was killed by signal ", sig, " (SIG", abbrev ? abbrev : "?", ": ",
+                        strsignal(sig), ")", memory);
+  }
+  if (WIFEXITED(status) && WEXITSTATUS(status) == kSandboxOutOfMemoryExit)
+    return "ran out of memory: an allocation failed" + memory;
+  if (WIFEXITED(status)) return absl::StrCat("exited with code ", WEXITSTATUS(status), memory);
+  return "ended" + memory;
 }
 
 absl::StatusOr<mtune::v1::SandboxResponse> Sandbox::Call(const mtune::v1::SandboxRequest& request,
                                                          double timeout_s) {
   using Clock = std::chrono::steady_clock;
+  const bool fresh = pid_ <= 0;
   if (absl::Status s = EnsureStarted(); !s.ok()) return s;
+  if (fresh) {
+    // A fresh child first loads the MLIR libraries and sets itself up; the task's
+    // time limit counts from the start of its run, so wait for "ready" first (up
+    // to the same limit: a child that cannot start is reported, not waited on).
+    const auto spawned = Clock::now();
+    pollfd ready{from_child_, POLLIN, 0};
+    int rc;
+    do {
+      rc = poll(&ready, 1, static_cast<int>(timeout_s * 1000) + 1);
+    } while (rc < 0 && errno == EINTR);
+    char byte = 0;
+    const double waited = std::chrono::duration<double>(Clock::now() - spawned).count();
+    if (rc == 0) {
+      std::string how = Reap(/*kill_first=*/true);
+      return FailedResponse(mtune::v1::RESULT_STATUS_TIMEOUT,
+                            absl::StrCat("the sandbox was not ready within ", timeout_s,
+                                         " s: ", how),
+                            waited);
+    }
+    if (!ReadAll(from_child_, &byte, 1) || byte != kSandboxReady) {
+      std::string how = Reap(/*kill_first=*/false);
+      return FailedResponse(mtune::v1::RESULT_STATUS_CRASH,
+                            "the sandbox " + how + " before it was ready", waited);
+    }
+  }
   const auto start = Clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
   if (!WriteMessage(to_child_, request)) {
-    std::string how = Reap(/*kill_first=*/true);
-    return FailedResponse(mtune::v1::RESULT_STATUS_CRASH, "sandbox " + how, elapsed());
+    // The child died before it took the request: say how, do not kill blindly.
+    std::string how = Reap(/*kill_first=*/false);
+    return FailedResponse(mtune::v1::RESULT_STATUS_CRASH, "the sandbox " + how, elapsed());
   }
   pollfd pfd{from_child_, POLLIN, 0};
   while (true) {
     double left = timeout_s - elapsed();
     if (left <= 0) {
-      Reap(/*kill_first=*/true);
+      std::string how = Reap(/*kill_first=*/true);
       return FailedResponse(mtune::v1::RESULT_STATUS_TIMEOUT,
-                            absl::StrCat("no result within ", timeout_s, " s: sandbox killed"),
+                            absl::StrCat("no result within ", timeout_s,
+                                         " s (counted from the start of the run): sandbox ", how),
                             elapsed());
     }
     int rc = poll(&pfd, 1, static_cast<int>(left * 1000) + 1);
@@ -167,7 +229,28 @@ absl::StatusOr<mtune::v1::Calibration> Sandbox::Calibrate(double timeout_s) {
   return response->calibration();
 }
 
-int RunSandboxServer(int in_fd, int out_fd, int cpu) {
+namespace {
+// operator new's last resort in the child: report out-of-memory by exit code
+// (nothing that allocates is safe here) so the parent records it as such.
+void OutOfMemory() {
+  static const char kMessage[] = "mtune sandbox: out of memory (an allocation failed)\n";
+  (void)!write(2, kMessage, sizeof kMessage - 1);
+  _exit(kSandboxOutOfMemoryExit);
+}
+}  // namespace
+
+int RunSandboxServer(int in_fd, int out_fd, int cpu, uint64_t memory_limit_mib,
+                     const std::string& test_inject_fault) {
+  if (memory_limit_mib > 0) {
+    const rlim_t bytes = static_cast<rlim_t>(memory_limit_mib) << 20;
+    const struct rlimit limit{bytes, bytes};
+    if (setrlimit(RLIMIT_AS, &limit) != 0) {
+      fprintf(stderr, "mtune sandbox: cannot limit memory to %llu MiB: %s\n",
+              static_cast<unsigned long long>(memory_limit_mib), strerror(errno));
+      return 2;
+    }
+  }
+  std::set_new_handler(OutOfMemory);
   if (cpu >= 0) {
     if (absl::Status s = PinCurrentThreadToCpu(cpu); !s.ok()) {
       fprintf(stderr, "mtune sandbox: %s\n", s.ToString().c_str());
@@ -175,11 +258,13 @@ int RunSandboxServer(int in_fd, int out_fd, int cpu) {
     }
   }
   Measurer measurer;  // lives across requests: it caches operands and references
+  if (!WriteAll(out_fd, &kSandboxReady, 1)) return 1;
   mtune::v1::SandboxRequest request;
   while (ReadMessage(in_fd, &request)) {
     mtune::v1::SandboxResponse response;
     if (request.has_measure()) {
-      *response.mutable_result() = measurer.Measure(request.measure(), request.calibration());
+      *response.mutable_result() = measurer.Measure(request.measure(), request.calibration(),
+                                                    test_inject_fault);
     } else {
       *response.mutable_calibration() = Calibrate(CalibrationOptions());
     }

@@ -1,11 +1,15 @@
 // Isolation of generated code: candidates are compiled and run in a child process
 // so that a kernel that crashes or hangs costs a result, not the worker.
 //
-// The child is a long-lived process (started again after it dies) speaking
-// length-prefixed SandboxRequest/SandboxResponse messages over a socket pair.
+// The child is a long-lived process (started again after it dies) that first
+// writes one "ready" byte once set up, then speaks length-prefixed
+// SandboxRequest/SandboxResponse messages over a socket pair. A task's time limit
+// counts from the start of its run: a fresh child's start-up is not part of it.
 #pragma once
 
 #include <sys/types.h>
+
+#include <cstdint>
 
 #include <memory>
 #include <string>
@@ -20,7 +24,9 @@ namespace mtune::worker {
 class Sandbox {
  public:
   // `argv` starts a process that calls RunSandboxServer (e.g. {"/proc/self/exe", "--sandbox"}).
-  explicit Sandbox(std::vector<std::string> argv);
+  // `memory_limit_mib` is the limit that process applies to itself (0: none), named
+  // in the diagnostics of a child that dies.
+  explicit Sandbox(std::vector<std::string> argv, uint64_t memory_limit_mib = 0);
   ~Sandbox();
   Sandbox(const Sandbox&) = delete;
   Sandbox& operator=(const Sandbox&) = delete;
@@ -43,15 +49,29 @@ class Sandbox {
   std::string Reap(bool kill_first);
 
   std::vector<std::string> argv_;
+  uint64_t memory_limit_mib_ = 0;
   pid_t pid_ = -1;
   // Both ends of the parent's socket (the same descriptor).
   int to_child_ = -1;
   int from_child_ = -1;
 };
 
-// Child side: pins to `cpu` (if >= 0), then serves requests read from `in_fd`,
+// Child side: pins to `cpu` (if >= 0), limits its own address space to
+// `memory_limit_mib` (0: no limit) so that a kernel exhausting memory fails in
+// here instead of hurting the machine, then serves requests read from `in_fd`,
 // answering on `out_fd`, until the parent closes the pipe. Returns an exit code.
-int RunSandboxServer(int in_fd, int out_fd, int cpu);
+// `test_inject_fault` (TEST ONLY, see fault_injection.h): every measurement raises
+// that fault where its kernel runs.
+int RunSandboxServer(int in_fd, int out_fd, int cpu, uint64_t memory_limit_mib = 0,
+                     const std::string& test_inject_fault = "");
+
+// Exit code of a sandbox child in which an allocation failed (out of memory).
+inline constexpr int kSandboxOutOfMemoryExit = 86;
+
+// Default address-space limit of a worker's sandbox child, MiB: far above what
+// compiling and measuring any supported problem takes (the MLIR libraries and the
+// JIT reserve a few hundred MiB of address space), far below a machine's memory.
+inline constexpr uint64_t kDefaultSandboxMemoryLimitMib = 8192;
 
 // File descriptors the child reads requests from and writes answers to.
 inline constexpr int kSandboxRequestFd = 3;
