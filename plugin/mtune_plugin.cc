@@ -84,7 +84,8 @@ class MtuneApplyPass
     for (const auto& o : *outcomes)
       mlir::emitRemark(getOperation().getLoc()) << "mtune-apply: " << mtune::strategies::OutcomeName(o.kind)
                                   << " @" << o.function << " " << o.op_name << " "
-                                  << o.key_or_reason;
+                                  << o.key_or_reason
+                                  << (o.outlined ? " (shares its function: outlined)" : "");
   }
 
  private:
