@@ -25,13 +25,13 @@ struct OpOutcome {
     kNotAProblem,      // no op family covers it
   };
   Kind kind;
-  // Tuned in a function of its own: it shared its function with other linalg
-  // ops, so it was outlined into @mtune_kernel__<problem>[_N] first.
-  bool outlined = false;
   std::string function;
   std::string op_name;
   // The problem key, or why the op has none.
   std::string key_or_reason;
+  // Tuned in a function of its own: it shared its function with other linalg
+  // ops, so it was outlined into @mtune_kernel__<problem>[_N] first.
+  bool outlined = false;
 };
 
 // Target id of this machine as workers register it: "cpu:<triple>:<cpu>".
