@@ -180,12 +180,27 @@ std::string DispatchText(
         "      %kernel, %call = transform.loop.outline %op {func_name = \"",
         OutlinedFunctionPrefix(entry.problem),
         "\"} : (!transform.any_op) -> (!transform.any_op, !transform.any_op)\n"
+        "      transform.annotate %kernel \"mtune.outlined\" : !transform.any_op\n"
         "      %private = transform.param.constant \"private\" -> !transform.any_param\n"
         "      transform.annotate %kernel \"sym_visibility\" = %private : !transform.any_op, "
         "!transform.any_param\n      transform.include @",
         symbol, " failures(propagate) (%kernel) : (!transform.any_op) -> ()\n    }\n");
   }
-  absl::StrAppend(&text, "    transform.yield\n  }\n");
+  // An outlined kernel returns its results through bufferization.to_tensor of
+  // buffers it allocated itself (its tensor arguments are not writable, so its
+  // strategy's bufferization copied the output into a fresh buffer), and
+  // nothing else reads or writes those buffers: that is what `restrict` says,
+  // and One-Shot Analysis only accepts to_tensor ops that say it, so the caller
+  // can be bufferized (with bufferize-function-boundaries) afterwards.
+  absl::StrAppend(&text, R"mlir(    %kernels = transform.structured.match ops{["func.func"]} attributes {mtune.outlined} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %kernels : !transform.any_op {
+    ^bb0(%kernel: !transform.any_op):
+      %returned = transform.structured.match ops{["bufferization.to_tensor"]} in %kernel : (!transform.any_op) -> !transform.any_op
+      transform.annotate %returned "restrict" : !transform.any_op
+    }
+    transform.yield
+  }
+)mlir");
   return text;
 }
 
