@@ -77,7 +77,7 @@ class MtuneApplyPass
     }
     auto outcomes = mtune::strategies::ApplyLibrary(getOperation(), *library_);
     if (!outcomes.ok()) {
-      getOperation().emitError() << "mtune-apply: " << outcomes.status().message();
+      getOperation().emitError() << "mtune-apply: " << std::string(outcomes.status().message());
       return signalPassFailure();
     }
     if (!report_) return;
