@@ -29,9 +29,13 @@
 // tried and does not reproduce the measured code (patterns applied to a loop
 // nest do not rewrite the loop itself: the accumulator stayed in memory and
 // an extra copy of the output remained). The cost is one call per tuned op
-// in a shared function, and at that call tensor arguments: the outlined
-// function's output argument is not writable in place, so its bufferization
-// copies the output once per call.
+// in a shared function with tensor arguments, and that is not free yet: the
+// strategy's bufferization (one_shot_bufferize without function boundaries,
+// whose unknown-type layout cannot be chosen from the transform op) makes the
+// kernel's arguments memrefs with fully dynamic strides, so its vector
+// transfers of the inputs are not unit-stride loads, and the output argument
+// is not writable in place, so it is copied once per call. A 256^3 matmul ran
+// ~2.5x slower outlined than alone (bench/README.md).
 //
 // Each problem's sequence is the stored script, adapted so that its root may be
 // that function instead of a module: handles to the root function are re-linked
