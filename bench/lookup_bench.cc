@@ -3,9 +3,11 @@
 //     --entries entries (default 100,000): exact hits, misses, and the flagged
 //     nearest-shape fallback. Goal: p99 of an exact hit <= 50 us.
 //  2. Time to apply the dispatching transform library to a module of --ops
-//     one-matmul functions (default 100), in-process (what `mtune apply` and the
-//     pass plugin do): building the library, parsing it, and the transform
-//     interpreter, with every op tuned and with none tuned (matching cost only).
+//     matmuls (default 100), in-process (what `mtune apply` and the pass plugin
+//     do): building the library, parsing it, and the transform interpreter,
+//     with every op tuned and with none tuned (matching cost only); once with
+//     one op per function, once with ten ops per function (the tuned ones are
+//     then outlined into functions of their own first).
 // Each figure is from one run on this machine; run it a few times and compare
 // medians on a noisy machine.
 #include <algorithm>
@@ -18,6 +20,7 @@
 
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "client/measure_command.h"
 #include "db/export.h"
 #include "db/strategy_db.h"
@@ -147,7 +150,11 @@ int main(int argc, char** argv) {
   // --- 2. applying the library to a module ----------------------------------------
   // Real scripts: the default candidate of each shape, instantiated.
   std::vector<mtune::strategies::LibraryEntry> tuned, elsewhere;
-  std::string module_text;
+  // The same ops twice: one per function (as outlined kernels), and ten per
+  // function (as compilers leave them: tuned ops are outlined by the library).
+  std::string module_text, shared_text;
+  constexpr int kOpsPerSharedFunction = 10;
+  std::vector<std::string> shared_params, shared_body, shared_types, shared_results;
   const std::string target = mtune::strategies::HostCpuTargetId();
   for (int i = 0; i < ops; ++i) {
     const int m = 32 + 8 * (i % 10), n = 32 + 8 * (i / 10 % 10), k = 64;
@@ -167,11 +174,41 @@ int main(int argc, char** argv) {
     const std::string from = absl::StrCat("@", mtune::strategies::kPayloadFunction, "(");
     function.replace(function.find(from), from.size(), absl::StrCat("@kernel_", i, "("));
     module_text += function;
+
+    const std::string a = absl::StrCat("tensor<", m, "x", k, "xf32>"),
+                      b = absl::StrCat("tensor<", k, "x", n, "xf32>"),
+                      c = absl::StrCat("tensor<", m, "x", n, "xf32>");
+    shared_params.push_back(absl::StrCat("%a", i, ": ", a, ", %b", i, ": ", b, ", %c", i, ": ", c));
+    shared_body.push_back(absl::StrCat("  %r", i, " = linalg.matmul ins(%a", i, ", %b", i, " : ", a,
+                                       ", ", b, ") outs(%c", i, " : ", c, ") -> ", c, "\n"));
+    shared_types.push_back(c);
+    shared_results.push_back(absl::StrCat("%r", i));
+    if (shared_body.size() == kOpsPerSharedFunction || i + 1 == ops) {
+      absl::StrAppend(&shared_text, "func.func @group_", i / kOpsPerSharedFunction, "(",
+                      absl::StrJoin(shared_params, ", "), ") -> (",
+                      absl::StrJoin(shared_types, ", "), ") {\n",
+                      absl::StrJoin(shared_body, ""), "  return ",
+                      absl::StrJoin(shared_results, ", "), " : ",
+                      absl::StrJoin(shared_types, ", "), "\n}\n");
+      shared_params.clear();
+      shared_body.clear();
+      shared_types.clear();
+      shared_results.clear();
+    }
   }
   auto context = mtune::strategies::MakeMlirContext();
-  for (const auto& [name, entries_used] :
-       {std::make_pair("every op tuned", &tuned), std::make_pair("no op tuned", &elsewhere)}) {
-    auto module = mlir::parseSourceString<mlir::ModuleOp>(module_text, context.get());
+  struct Case {
+    const char* name;
+    const std::vector<mtune::strategies::LibraryEntry>* entries;
+    const std::string* text;
+  };
+  for (const Case& c : {Case{"every op tuned", &tuned, &module_text},
+                        Case{"no op tuned", &elsewhere, &module_text},
+                        Case{"shared, all tuned", &tuned, &shared_text},
+                        Case{"shared, none tuned", &elsewhere, &shared_text}}) {
+    const char* name = c.name;
+    const auto* entries_used = c.entries;
+    auto module = mlir::parseSourceString<mlir::ModuleOp>(*c.text, context.get());
     if (!module) return Fail(absl::InternalError("the bench module does not parse"));
     const auto t0 = Clock::now();
     auto library = mtune::strategies::PrepareLibrary(*entries_used, target, context.get());
@@ -182,9 +219,11 @@ int main(int argc, char** argv) {
     const auto t2 = Clock::now();
     int applied = 0;
     for (const auto& o : *outcomes) applied += o.kind == mtune::strategies::OpOutcome::Kind::kTuned;
-    printf("apply library, %d-op module, %-15s build+parse %6.1f ms   interpret %7.1f ms   "
-           "(%d ops tuned)\n",
-           ops, name, Seconds(t1 - t0) * 1e3, Seconds(t2 - t1) * 1e3, applied);
+    int outlined = 0;
+    for (const auto& o : *outcomes) outlined += o.outlined;
+    printf("apply library, %d-op module, %-18s build+parse %6.1f ms   interpret %7.1f ms   "
+           "(%d ops tuned, %d of them outlined)\n",
+           ops, name, Seconds(t1 - t0) * 1e3, Seconds(t2 - t1) * 1e3, applied, outlined);
   }
   std::filesystem::remove(db_path);
   return 0;

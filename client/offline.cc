@@ -250,8 +250,9 @@ absl::Status ApplyLocal(const std::string& db_path, const std::string& target,
   int tuned = 0;
   for (const auto& o : *outcomes) {
     tuned += o.kind == strategies::OpOutcome::Kind::kTuned;
-    fprintf(report, "%-15s @%s %s %s\n", strategies::OutcomeName(o.kind), o.function.c_str(),
-            o.op_name.c_str(), o.key_or_reason.c_str());
+    fprintf(report, "%-15s @%s %s %s%s\n", strategies::OutcomeName(o.kind), o.function.c_str(),
+            o.op_name.c_str(), o.key_or_reason.c_str(),
+            o.outlined ? " (shares its function: outlined)" : "");
   }
   fprintf(report, "mtune: applied tuned strategies of %s to %d of %zu linalg ops\n",
           chosen->c_str(), tuned, outcomes->size());

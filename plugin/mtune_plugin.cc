@@ -1,6 +1,7 @@
 // mlir-opt pass plugin: the `mtune-apply` pass applies the tuned strategies of
-// a best-strategy database to every function whose only linalg op is a tuned
-// problem (the same dispatch as the exported transform library).
+// a best-strategy database to every tensor op of a tuned problem (ops sharing
+// their function are outlined first; the same dispatch as the exported
+// transform library).
 //
 //   mlir-opt-22 --load-pass-plugin=libMtunePlugin.so \
 //     --pass-pipeline='builtin.module(mtune-apply{db=best.sqlite report=true})' in.mlir
@@ -28,7 +29,7 @@ class MtuneApplyPass
   llvm::StringRef getArgument() const final { return "mtune-apply"; }
   llvm::StringRef getDescription() const final {
     return "Apply mtune's tuned transform strategies from a best-strategy database to every "
-           "function whose only linalg op has a tuned entry";
+           "op with a tuned entry (ops sharing their function are outlined first)";
   }
 
   // Parsing the library loads the transform dialect and its extensions; that
@@ -77,14 +78,15 @@ class MtuneApplyPass
     }
     auto outcomes = mtune::strategies::ApplyLibrary(getOperation(), *library_);
     if (!outcomes.ok()) {
-      getOperation().emitError() << "mtune-apply: " << outcomes.status().message();
+      getOperation().emitError() << "mtune-apply: " << std::string(outcomes.status().message());
       return signalPassFailure();
     }
     if (!report_) return;
     for (const auto& o : *outcomes)
       mlir::emitRemark(getOperation().getLoc()) << "mtune-apply: " << mtune::strategies::OutcomeName(o.kind)
                                   << " @" << o.function << " " << o.op_name << " "
-                                  << o.key_or_reason;
+                                  << o.key_or_reason
+                                  << (o.outlined ? " (shares its function: outlined)" : "");
   }
 
  private:

@@ -3,6 +3,7 @@
 #include <map>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "llvm/TargetParser/Host.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -14,6 +15,23 @@
 #include "strategies/op_key.h"
 
 namespace mtune::strategies {
+namespace {
+
+// Runs the library's @__transform_main on `module`, diagnostics in the status.
+absl::Status RunEntryPoint(mlir::ModuleOp module, mlir::ModuleOp library) {
+  DiagnosticCapture diagnostics(module.getContext());
+  mlir::Operation* entry = mlir::transform::detail::findTransformEntryPoint(
+      module, library, mlir::transform::TransformDialect::kTransformEntryPointSymbolName);
+  if (entry == nullptr)
+    return absl::InternalError("the transform library has no @__transform_main");
+  if (mlir::failed(mlir::transform::applyTransformNamedSequence(
+          module.getOperation(), entry, library, mlir::transform::TransformOptions())))
+    return diagnostics.ToStatus(absl::StatusCode::kInternal,
+                                "applying the tuned strategies failed");
+  return absl::OkStatus();
+}
+
+}  // namespace
 
 std::string HostCpuTargetId() {
   return absl::StrCat("cpu:", llvm::sys::getProcessTriple(), ":",
@@ -26,8 +44,6 @@ const char* OutcomeName(OpOutcome::Kind kind) {
       return "tuned";
     case OpOutcome::Kind::kNoEntry:
       return "no-entry";
-    case OpOutcome::Kind::kSharedFunction:
-      return "shared-function";
     case OpOutcome::Kind::kNotAProblem:
       return "not-a-problem";
   }
@@ -38,7 +54,8 @@ absl::StatusOr<PreparedLibrary> PrepareLibrary(const std::vector<LibraryEntry>& 
                                                const std::string& target_id,
                                                mlir::MLIRContext* context) {
   PreparedLibrary prepared;
-  std::vector<LibraryEntry> of_target;
+  prepared.target_id = target_id;
+  std::vector<LibraryEntry>& of_target = prepared.entries;
   for (const LibraryEntry& entry : entries) {
     if (entry.target_id != target_id) continue;
     of_target.push_back(entry);
@@ -72,27 +89,39 @@ absl::StatusOr<std::vector<OpOutcome>> ApplyLibrary(mlir::ModuleOp module,
         const bool on_tensors = mlir::isa<mlir::RankedTensorType>(op->getOperand(0).getType());
         if (!library.keys.count(*key) || !on_tensors)
           outcome.kind = OpOutcome::Kind::kNoEntry;
-        else if (ops.size() > 1)
-          outcome.kind = OpOutcome::Kind::kSharedFunction;
+        else
+          outcome.outlined = ops.size() > 1;
       }
       outcomes.push_back(std::move(outcome));
     }
   });
 
-  mlir::MLIRContext* context = module.getContext();
-  DiagnosticCapture diagnostics(context);
-  mlir::Operation* entry = mlir::transform::detail::findTransformEntryPoint(
-      module, *library.module,
-      mlir::transform::TransformDialect::kTransformEntryPointSymbolName);
-  if (entry == nullptr)
-    return absl::InternalError("the transform library has no @__transform_main");
-  if (mlir::failed(mlir::transform::applyTransformNamedSequence(
-          module.getOperation(), entry, *library.module, mlir::transform::TransformOptions())))
-    return diagnostics.ToStatus(
-        absl::StatusCode::kInternal,
-        "applying the tuned strategies failed (an entry that no longer applies is stale: "
-        "re-tune it)");
-  return outcomes;
+  // A pristine copy to find the stale entries with, should applying fail.
+  mlir::OwningOpRef<mlir::ModuleOp> pristine(module.clone());
+  absl::Status applied = RunEntryPoint(module, *library.module);
+  if (applied.ok()) return outcomes;
+
+  std::set<std::string> tuned_keys;
+  for (const OpOutcome& o : outcomes)
+    if (o.kind == OpOutcome::Kind::kTuned) tuned_keys.insert(o.key_or_reason);
+  std::vector<std::string> stale;
+  for (const LibraryEntry& entry : library.entries) {
+    if (!tuned_keys.count(entry.problem)) continue;
+    absl::StatusOr<PreparedLibrary> alone =
+        PrepareLibrary({entry}, library.target_id, module.getContext());
+    absl::Status status = alone.status();
+    if (status.ok()) {
+      mlir::OwningOpRef<mlir::ModuleOp> copy(pristine->clone());
+      status = RunEntryPoint(*copy, *alone->module);
+    }
+    if (!status.ok())
+      stale.push_back(absl::StrCat(entry.problem, " on ", entry.target_id, ": ", status.message()));
+  }
+  if (stale.empty()) return applied;  // each applies alone: not an entry's fault
+  return absl::FailedPreconditionError(absl::StrCat(
+      "stale entr", stale.size() == 1 ? "y" : "ies",
+      " (the stored strategy no longer applies to its op; re-tune it): ",
+      absl::StrJoin(stale, "; ")));
 }
 
 }  // namespace mtune::strategies

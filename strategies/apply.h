@@ -22,7 +22,6 @@ struct OpOutcome {
   enum class Kind {
     kTuned,            // its tuned strategy was applied
     kNoEntry,          // a problem, but no tuned entry for the target
-    kSharedFunction,   // tuned entry exists, but the function holds other linalg ops
     kNotAProblem,      // no op family covers it
   };
   Kind kind;
@@ -30,12 +29,15 @@ struct OpOutcome {
   std::string op_name;
   // The problem key, or why the op has none.
   std::string key_or_reason;
+  // Tuned in a function of its own: it shared its function with other linalg
+  // ops, so it was outlined into @mtune_kernel__<problem>[_N] first.
+  bool outlined = false;
 };
 
 // Target id of this machine as workers register it: "cpu:<triple>:<cpu>".
 std::string HostCpuTargetId();
 
-// Short word for a kind: "tuned", "no-entry", "shared-function", "not-a-problem".
+// Short word for a kind: "tuned", "no-entry", "not-a-problem".
 const char* OutcomeName(OpOutcome::Kind kind);
 
 // A library ready to apply, parsed in the payload's context.
@@ -43,6 +45,9 @@ struct PreparedLibrary {
   mlir::OwningOpRef<mlir::ModuleOp> module;
   // Keys the library dispatches.
   std::set<std::string> keys;
+  // The entries it was built from (to find the stale ones when applying fails).
+  std::vector<LibraryEntry> entries;
+  std::string target_id;
 };
 
 // Builds and parses the library of `entries` for `target_id` in `context`.
@@ -51,9 +56,10 @@ absl::StatusOr<PreparedLibrary> PrepareLibrary(const std::vector<LibraryEntry>& 
                                                mlir::MLIRContext* context);
 
 // Applies `library` to `module` and reports every linalg op (in walk order, as
-// found before the application). Internal error with the interpreter's
-// diagnostics when a tuned strategy fails to apply: an entry that no longer
-// applies is reported, never skipped.
+// found before the application). When a tuned strategy fails to apply, the
+// error is FailedPrecondition and names each stale entry (one whose strategy
+// no longer applies to its op) with the interpreter's diagnostics, found by
+// applying each entry alone to a copy of the module: never skipped.
 absl::StatusOr<std::vector<OpOutcome>> ApplyLibrary(mlir::ModuleOp module,
                                                     const PreparedLibrary& library);
 

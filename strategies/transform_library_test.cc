@@ -18,8 +18,9 @@ namespace {
 
 constexpr char kTarget[] = "cpu:test:cpu";
 
-// The default candidate of `template_name` for `key`, instantiated.
-std::string DefaultScript(const std::string& template_name, const std::string& key) {
+// The default candidate of `template_name` for `key` with `overrides`, instantiated.
+std::string DefaultScript(const std::string& template_name, const std::string& key,
+                          const KnobValues& overrides = {}) {
   auto problem = ParseProblemKey(key);
   EXPECT_TRUE(problem.ok()) << problem.status();
   auto tpl = FindTemplate(template_name);
@@ -29,6 +30,7 @@ std::string DefaultScript(const std::string& template_name, const std::string& k
   KnobValues values;
   for (const auto& k : space->knobs)
     values[k.name] = k.default_value.empty() ? k.options.front() : k.default_value;
+  for (const auto& [name, value] : overrides) values[name] = value;
   auto script = Instantiate(tpl->text, *problem, values);
   EXPECT_TRUE(script.ok()) << script.status();
   return *script;
@@ -51,21 +53,33 @@ int Count(const std::string& text, const std::string& what) {
   return n;
 }
 
-// Both built-in matmul templates, as stored scripts, tune their function and
-// only it; matmul_2level consumes its function handle before bufferizing,
-// which only works through the re-linking of root handles.
+// The text of function `name` in `printed` (up to the next function).
+std::string FunctionText(const std::string& printed, const std::string& name) {
+  const size_t at = printed.find("@" + name + "(");
+  if (at == std::string::npos) return "";
+  const size_t next = printed.find("func.func", at);
+  return printed.substr(at, next == std::string::npos ? std::string::npos : next - at);
+}
+
+// Both built-in matmul templates, as stored scripts, tune their op whether it
+// is alone in its function (the function is transformed) or shares it with
+// other linalg ops (the op is outlined into a function of its own first);
+// matmul_2level consumes its function handle before bufferizing, which only
+// works through the re-linking of root handles.
 class LibraryApplyTest : public testing::TestWithParam<const char*> {};
 
-TEST_P(LibraryApplyTest, TunesLoneFunctionsAndLeavesTheRestAlone) {
+TEST_P(LibraryApplyTest, TunesLoneAndSharedOpsAndLeavesTheRestAlone) {
   const std::string tuned_key = "matmul:m=32,n=64,k=16:f32";
   std::vector<LibraryEntry> entries = {{tuned_key, kTarget, DefaultScript(GetParam(), tuned_key)}};
   auto context = MakeMlirContext();
   const std::string text = Payload(tuned_key, "tuned") +
                            Payload("matmul:m=16,n=16,k=16:f32", "untuned") + R"mlir(
-func.func @shared(%a: tensor<32x16xf32>, %b: tensor<16x64xf32>, %c: tensor<32x64xf32>) -> tensor<32x64xf32> {
+func.func @shared(%a: tensor<32x16xf32>, %b: tensor<16x64xf32>, %c: tensor<32x64xf32>, %u: tensor<16x16xf32>) -> (tensor<32x64xf32>, tensor<16x16xf32>) {
   %r = linalg.matmul ins(%a, %b : tensor<32x16xf32>, tensor<16x64xf32>) outs(%c : tensor<32x64xf32>) -> tensor<32x64xf32>
   %s = linalg.copy ins(%r : tensor<32x64xf32>) outs(%c : tensor<32x64xf32>) -> tensor<32x64xf32>
-  return %s : tensor<32x64xf32>
+  %t = linalg.matmul ins(%a, %b : tensor<32x16xf32>, tensor<16x64xf32>) outs(%s : tensor<32x64xf32>) -> tensor<32x64xf32>
+  %v = linalg.matmul ins(%u, %u : tensor<16x16xf32>, tensor<16x16xf32>) outs(%u : tensor<16x16xf32>) -> tensor<16x16xf32>
+  return %t, %v : tensor<32x64xf32>, tensor<16x16xf32>
 }
 )mlir";
   auto module = mlir::parseSourceString<mlir::ModuleOp>(text, context.get());
@@ -74,26 +88,128 @@ func.func @shared(%a: tensor<32x16xf32>, %b: tensor<16x64xf32>, %c: tensor<32x64
   ASSERT_TRUE(library.ok()) << library.status();
   auto outcomes = ApplyLibrary(*module, *library);
   ASSERT_TRUE(outcomes.ok()) << outcomes.status();
-  ASSERT_EQ(outcomes->size(), 4u);
+  ASSERT_EQ(outcomes->size(), 6u);
   EXPECT_EQ((*outcomes)[0].kind, OpOutcome::Kind::kTuned);
   EXPECT_EQ((*outcomes)[0].function, "tuned");
+  EXPECT_FALSE((*outcomes)[0].outlined);
   EXPECT_EQ((*outcomes)[1].kind, OpOutcome::Kind::kNoEntry);
-  EXPECT_EQ((*outcomes)[2].kind, OpOutcome::Kind::kSharedFunction);
+  EXPECT_EQ((*outcomes)[2].kind, OpOutcome::Kind::kTuned);
+  EXPECT_TRUE((*outcomes)[2].outlined);
   EXPECT_EQ((*outcomes)[3].kind, OpOutcome::Kind::kNoEntry);  // the copy
+  EXPECT_EQ((*outcomes)[4].kind, OpOutcome::Kind::kTuned);
+  EXPECT_EQ((*outcomes)[5].kind, OpOutcome::Kind::kNoEntry);  // 16x16x16
 
   std::string printed;
   llvm::raw_string_ostream os(printed);
   module->print(os);
-  const std::string tuned = printed.substr(0, printed.find("func.func @untuned"));
-  const std::string rest = printed.substr(printed.find("func.func @untuned"));
+  const std::string tuned = FunctionText(printed, "tuned");
   EXPECT_EQ(Count(tuned, "linalg.matmul"), 0) << tuned;
   EXPECT_GT(Count(tuned, "vector.fma"), 0) << tuned;
-  EXPECT_EQ(Count(rest, "linalg.matmul"), 2) << rest;
-  EXPECT_EQ(Count(rest, "vector."), 0) << rest;
+  const std::string untuned = FunctionText(printed, "untuned");
+  EXPECT_EQ(Count(untuned, "linalg.matmul"), 1) << untuned;
+  EXPECT_EQ(Count(untuned, "vector."), 0) << untuned;
+  // The two tuned ops of @shared are calls of their own kernels now; the copy
+  // and the untuned matmul stay, untransformed.
+  const std::string shared = FunctionText(printed, "shared");
+  const std::string kernel = OutlinedFunctionPrefix(tuned_key);
+  EXPECT_EQ(kernel, "mtune_kernel__matmul_m_32_n_64_k_16_f32");
+  EXPECT_EQ(Count(shared, "call @" + kernel + "("), 1) << shared;
+  EXPECT_EQ(Count(shared, "call @" + kernel + "_0("), 1) << shared;
+  EXPECT_EQ(Count(shared, "linalg.copy"), 1) << shared;
+  EXPECT_EQ(Count(shared, "linalg.matmul"), 1) << shared;
+  EXPECT_EQ(Count(shared, "tensor<16x16xf32>, tensor<16x16xf32>) outs"), 1) << shared;
+  EXPECT_EQ(Count(shared, "vector."), 0) << shared;
+  for (const std::string& name : {kernel, kernel + "_0"}) {
+    const std::string body = FunctionText(printed, name);
+    EXPECT_NE(printed.find("func.func private @" + name + "("), std::string::npos) << printed;
+    EXPECT_EQ(Count(body, "linalg.matmul"), 0) << body;
+    EXPECT_GT(Count(body, "vector.fma"), 0) << body;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Templates, LibraryApplyTest,
                          testing::Values("matmul_packed", "matmul_2level"));
+
+// Two tuned ops in one function whose strategies chose different contraction
+// lowerings: each kernel gets its own (outer products become vector.fma, dot
+// products multiplications and additions), neither sees the other's.
+TEST(TransformLibrary, SharedOpsKeepTheirOwnLoweringAlternative) {
+  const std::string outer_key = "matmul:m=32,n=64,k=16:f32";
+  const std::string dot_key = "matmul:m=16,n=32,k=32:f32";
+  std::vector<LibraryEntry> entries = {
+      {outer_key, kTarget,
+       DefaultScript("matmul_packed", outer_key, {{"contraction_lowering", "outerproduct"}})},
+      {dot_key, kTarget, DefaultScript("matmul_packed", dot_key, {{"contraction_lowering", "dot"}})},
+  };
+  auto context = MakeMlirContext();
+  auto module = mlir::parseSourceString<mlir::ModuleOp>(R"mlir(
+func.func @both(%a: tensor<32x16xf32>, %b: tensor<16x64xf32>, %c: tensor<32x64xf32>,
+                %d: tensor<16x32xf32>, %e: tensor<32x32xf32>, %f: tensor<16x32xf32>) -> (tensor<32x64xf32>, tensor<16x32xf32>) {
+  %r = linalg.matmul ins(%a, %b : tensor<32x16xf32>, tensor<16x64xf32>) outs(%c : tensor<32x64xf32>) -> tensor<32x64xf32>
+  %s = linalg.matmul ins(%d, %e : tensor<16x32xf32>, tensor<32x32xf32>) outs(%f : tensor<16x32xf32>) -> tensor<16x32xf32>
+  return %r, %s : tensor<32x64xf32>, tensor<16x32xf32>
+}
+)mlir",
+                                                        context.get());
+  ASSERT_TRUE(module);
+  auto library = PrepareLibrary(entries, kTarget, context.get());
+  ASSERT_TRUE(library.ok()) << library.status();
+  auto outcomes = ApplyLibrary(*module, *library);
+  ASSERT_TRUE(outcomes.ok()) << outcomes.status();
+  std::string printed;
+  llvm::raw_string_ostream os(printed);
+  module->print(os);
+  const std::string outer = FunctionText(printed, OutlinedFunctionPrefix(outer_key));
+  const std::string dot = FunctionText(printed, OutlinedFunctionPrefix(dot_key));
+  EXPECT_GT(Count(outer, "vector.fma"), 0) << outer;
+  EXPECT_EQ(Count(outer, "vector.reduction"), 0) << outer;
+  EXPECT_GT(Count(dot, "arith.mulf"), 0) << dot;
+  EXPECT_EQ(Count(dot, "vector.fma"), 0) << dot;
+}
+
+// An entry whose stored strategy no longer applies (here: it expects a
+// parent op that is not there, as after an upstream change) fails the whole
+// application with an error naming it as stale; nothing is skipped silently.
+TEST(TransformLibrary, EntryThatNoLongerAppliesIsReportedStale) {
+  const std::string good_key = "matmul:m=32,n=64,k=16:f32";
+  const std::string stale_key = "matmul:m=16,n=32,k=32:f32";
+  std::string stale_script = DefaultScript("matmul_packed", stale_key);
+  const std::string anchor =
+      "%0 = transform.structured.match ops{[\"linalg.matmul\"]} in %arg0 : "
+      "(!transform.any_op) -> !transform.any_op\n";
+  ASSERT_NE(stale_script.find(anchor), std::string::npos) << stale_script;
+  stale_script.insert(stale_script.find(anchor) + anchor.size(),
+                      "    %gone = transform.get_parent_op %0 {op_name = \"scf.parallel\"} : "
+                      "(!transform.any_op) -> !transform.any_op\n");
+  std::vector<LibraryEntry> entries = {{good_key, kTarget, DefaultScript("matmul_packed", good_key)},
+                                       {stale_key, kTarget, stale_script}};
+  for (const bool shared : {false, true}) {
+    auto context = MakeMlirContext();
+    const std::string text =
+        shared ? std::string(R"mlir(
+func.func @both(%a: tensor<32x16xf32>, %b: tensor<16x64xf32>, %c: tensor<32x64xf32>,
+                %d: tensor<16x32xf32>, %e: tensor<32x32xf32>, %f: tensor<16x32xf32>) -> (tensor<32x64xf32>, tensor<16x32xf32>) {
+  %r = linalg.matmul ins(%a, %b : tensor<32x16xf32>, tensor<16x64xf32>) outs(%c : tensor<32x64xf32>) -> tensor<32x64xf32>
+  %s = linalg.matmul ins(%d, %e : tensor<16x32xf32>, tensor<32x32xf32>) outs(%f : tensor<16x32xf32>) -> tensor<16x32xf32>
+  return %r, %s : tensor<32x64xf32>, tensor<16x32xf32>
+}
+)mlir")
+               : Payload(good_key, "good") + Payload(stale_key, "stale");
+    auto module = mlir::parseSourceString<mlir::ModuleOp>(text, context.get());
+    ASSERT_TRUE(module);
+    auto library = PrepareLibrary(entries, kTarget, context.get());
+    ASSERT_TRUE(library.ok()) << library.status();
+    auto outcomes = ApplyLibrary(*module, *library);
+    ASSERT_FALSE(outcomes.ok()) << (shared ? "shared" : "separate");
+    EXPECT_EQ(outcomes.status().code(), absl::StatusCode::kFailedPrecondition);
+    const std::string message(outcomes.status().message());
+    EXPECT_NE(message.find("stale entry (the stored strategy no longer applies"), std::string::npos)
+        << message;
+    EXPECT_NE(message.find(stale_key + " on " + kTarget), std::string::npos) << message;
+    EXPECT_EQ(message.find(good_key), std::string::npos) << message;
+    EXPECT_NE(message.find("could not find a parent op"), std::string::npos) << message;
+  }
+}
 
 TEST(TransformLibrary, DispatchesOneTargetAndNamesWhatItCannotDispatch) {
   const std::string script = DefaultScript("matmul_packed", "matmul:m=32,n=32,k=32:f32");
@@ -107,8 +223,10 @@ TEST(TransformLibrary, DispatchesOneTargetAndNamesWhatItCannotDispatch) {
   auto library = BuildTransformLibrary(entries, kTarget);
   ASSERT_TRUE(library.ok()) << library.status();
   EXPECT_EQ(Count(*library, "@__transform_main("), 1);
-  // One walk finds the shared functions, then one per dispatched problem.
-  EXPECT_EQ(Count(*library, "transform.foreach_match restrict_root in"), 1 + 2);
+  // One walk finds the shared functions, then two per dispatched problem (its
+  // ops alone in their function, then those sharing it).
+  EXPECT_EQ(Count(*library, "transform.foreach_match restrict_root in"), 1 + 2 * 2);
+  EXPECT_EQ(Count(*library, "transform.loop.outline"), 2);
   EXPECT_NE(library->find("filter_operand_types = [tensor<1x10x10x4xf32>, tensor<3x3x4x8xf32>, "
                           "tensor<1x4x4x8xf32>]"),
             std::string::npos);
