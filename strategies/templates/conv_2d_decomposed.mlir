@@ -81,9 +81,18 @@ module attributes {transform.with_named_sequence} {
     %bufferized = transform.bufferization.one_shot_bufferize %root {memcpy_op = "linalg.copy"} : (!transform.any_op) -> !transform.any_op
     %kernel = transform.structured.match ops{["func.func"]} in %bufferized : (!transform.any_op) -> !transform.any_op
     transform.apply_cse to %kernel : !transform.any_op
-    transform.apply_patterns to %kernel {
-      transform.apply_patterns.vector.lower_contraction lowering_strategy = outerproduct
-    } : !transform.any_op
+    // The contraction of one step: a sequence of outer products, or elementwise
+    // broadcast-multiply-adds (both end as vector FMAs; they differ in the shuffles
+    // and extracts around them).
+    transform.tune.alternatives<"contraction_lowering"> selected_region = 0 attributes {mtune.labels = ["outerproduct", "parallelarith"]} {
+      transform.apply_patterns to %kernel {
+        transform.apply_patterns.vector.lower_contraction lowering_strategy = outerproduct
+      } : !transform.any_op
+    }, {
+      transform.apply_patterns to %kernel {
+        transform.apply_patterns.vector.lower_contraction lowering_strategy = parallelarith
+      } : !transform.any_op
+    }
     transform.apply_patterns to %kernel {
       transform.apply_patterns.vector.transfer_permutation_patterns
       transform.apply_patterns.vector.lower_transfer max_transfer_rank = 1
