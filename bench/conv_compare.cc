@@ -148,8 +148,11 @@ int Run(const Flags& flags) {
   const double peak = calibration.peak_gflops_f32();
   std::fprintf(stderr, "  FMA peak %.2f GFLOP/s f32\n", peak);
   worker::Measurer measurer;
-  std::printf("%-80s %9s %9s %7s %7s %7s  %s\n", "problem", "mtune", "oneDNN", "ratio", "%peak",
-              "%roof", "best candidate");
+  for (const auto& level : calibration.bandwidth())
+    std::fprintf(stderr, "  %s copy bandwidth %.1f GB/s\n", level.level().c_str(), level.gbps());
+  std::printf("measured FMA peak %.1f GFLOP/s f32 (f64: half)\n", peak);
+  std::printf("%-80s %9s %8s %9s %7s %7s %7s  %s\n", "problem", "mtune", "GB/s", "oneDNN",
+              "ratio", "%peak", "%roof", "best candidate");
   int failures = 0;
   for (const std::string& key : flags.problems) {
     auto problem = strategies::ParseProblemKey(key);
@@ -187,7 +190,10 @@ int Run(const Flags& flags) {
     const double mt = mtune_s.empty() ? 0 : flops / Median(mtune_s) / 1e9;
     const double dn = onednn_s.empty() ? 0 : flops / Median(onednn_s) / 1e9;
     const double type_peak = problem->element_type == "f64" ? peak / 2 : peak;
-    std::printf("%-80s %9.2f %9.2f %7.2f %6.1f%% %6.1f%%  %s\n", problem->Key().c_str(), mt, dn,
+    const double gbps =
+        mtune_s.empty() ? 0 : problem->CompulsoryBytes() / Median(mtune_s) / 1e9;
+    std::printf("%-80s %9.2f %8.1f %9.2f %7.2f %6.1f%% %6.1f%%  %s\n", problem->Key().c_str(), mt,
+                gbps, dn,
                 dn > 0 ? mt / dn : 0.0, type_peak > 0 ? 100 * mt / type_peak : 0.0,
                 100 * roofline_fraction, Describe(best->values).c_str());
     if (!onednn_error.empty()) std::printf("  oneDNN: %s\n", onednn_error.c_str());

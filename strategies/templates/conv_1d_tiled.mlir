@@ -33,10 +33,10 @@ module attributes {transform.with_named_sequence} {
         -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
       transform.yield %t : !transform.any_op
     }
-    %padded, %pad1, %copy1 = transform.structured.pad %tiled1 pad_to_multiple_of [%tow, %tf] {
+    %padded, %pad1, %copy1 = transform.structured.pad %tiled1 {
         padding_dimensions = [1, 2],
         copy_back_op = "none"
-      } : (!transform.any_op, !transform.param<i64>, !transform.param<i64>)
+      } : (!transform.any_op)
         -> (!transform.any_op, !transform.any_op, !transform.any_op)
 
     // Level 2: one filter tap and one channel per step, in the order `reduction_order`.
@@ -55,6 +55,11 @@ module attributes {transform.with_named_sequence} {
     transform.apply_patterns to %func {
       transform.apply_patterns.linalg.pad_vectorization
       transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    // Only now fold the tile slices into the transfers: canonicalization has marked
+    // the reads of static slices in bounds, and the folded reads keep that (folded
+    // first, the input reads stay out-of-bounds-checked, one branch per element).
+    transform.apply_patterns to %func {
       transform.apply_patterns.tensor.fold_tensor_subset_ops_into_vector_transfers
     } : !transform.any_op
     %contract = transform.structured.match ops{["vector.contract"]} in %func : (!transform.any_op) -> !transform.any_op

@@ -27,10 +27,10 @@ module attributes {transform.with_named_sequence} {
         -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
       transform.yield %t : !transform.any_op
     }
-    %padded, %pad, %copy = transform.structured.pad %tiled pad_to_multiple_of [%tow, %tc] {
+    %padded, %pad, %copy = transform.structured.pad %tiled {
         padding_dimensions = [1, 2],
         copy_back_op = "none"
-      } : (!transform.any_op, !transform.param<i64>, !transform.param<i64>)
+      } : (!transform.any_op)
         -> (!transform.any_op, !transform.any_op, !transform.any_op)
     transform.structured.vectorize %padded : !transform.any_op
 
@@ -38,6 +38,11 @@ module attributes {transform.with_named_sequence} {
     transform.apply_patterns to %func {
       transform.apply_patterns.linalg.pad_vectorization
       transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    // Only now fold the tile slices into the transfers: canonicalization has marked
+    // the reads of static slices in bounds, and the folded reads keep that (folded
+    // first, the input reads stay out-of-bounds-checked, one branch per element).
+    transform.apply_patterns to %func {
       transform.apply_patterns.tensor.fold_tensor_subset_ops_into_vector_transfers
     } : !transform.any_op
 
