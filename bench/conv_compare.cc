@@ -100,20 +100,23 @@ absl::StatusOr<Best> Tune(const Flags& flags, const strategies::Problem& problem
   if (!tpl.ok()) return tpl.status();
   auto space = strategies::ExtractKnobSpace(tpl->text, problem);
   if (!space.ok()) return space.status();
-  auto defaults = space->Defaults();
-  if (!defaults) return absl::FailedPreconditionError(tpl->name + " has no default candidate");
+  // The default candidate as `mtune measure` takes it: the template's selected value,
+  // or the first option where that is not an option for this problem.
+  strategies::KnobValues defaults;
+  for (const auto& k : space->knobs)
+    defaults[k.name] = k.default_value.empty() ? k.options.front() : k.default_value;
   for (const std::string& knob : flags.knobs) {
     std::vector<std::string> kv = absl::StrSplit(knob, absl::MaxSplits('=', 1));
     if (kv.size() != 2) return absl::InvalidArgumentError("--knob wants NAME=VALUE: " + knob);
-    (*defaults)[kv[0]] = kv[1];
+    defaults[kv[0]] = kv[1];
   }
-  if (absl::Status s = space->Check(*defaults); !s.ok()) return s;
+  if (absl::Status s = space->Check(defaults); !s.ok()) return s;
   std::mt19937 rng(flags.seed);
   std::set<strategies::KnobValues> seen;
   Best best;
   for (int trial = 0, attempts = 0; trial < flags.trials && attempts < 100 * flags.trials;
        ++attempts) {
-    strategies::KnobValues values = *defaults;
+    strategies::KnobValues values = defaults;
     if (trial > 0)
       for (const auto& k : space->knobs)
         values[k.name] =
