@@ -89,7 +89,7 @@ TEST_P(DefaultTemplate, DefaultAndRandomCandidatesVerify) {
 INSTANTIATE_TEST_SUITE_P(
     EveryFamily, DefaultTemplate,
     testing::Values(
-        Case{"matmul:m=37,n=45,k=67:f32", 0}, Case{"matmul_transpose_a:m=7,n=9,k=13:f64", 0},
+        Case{"matmul:m=37,n=45,k=67:f32", 0}, Case{"matmul_transpose_a:m=7,n=9,k=13:f32", 0},
         Case{"matmul_transpose_b:m=7,n=9,k=13:f32", 0},
         Case{"batch_matmul:b=3,m=37,n=45,k=67:f32", 2}, Case{"batch_matmul:b=2,m=5,n=6,k=7:f64", 1},
         Case{"conv_1d_nwc_wcf:n=2,w=37,c=5,kw=3,f=37,sw=2,dw=2:f32", 2},
