@@ -111,7 +111,7 @@ std::vector<FamilySpec> MakeSpecs() {
     FamilySpec f;
     f.info = {"batch_matmul",
               "batch_matmul:b=<B>,m=<M>,n=<N>,k=<K>:{f32,f64}   C[B,M,N] += A[B,M,K] * B[B,K,N]",
-              "batch_matmul:b=8,m=128,n=128,k=128:f32", ""};
+              "batch_matmul:b=8,m=128,n=128,k=128:f32", "batch_matmul_packed"};
     f.dims = {{"b"}, {"m"}, {"n"}, {"k"}};
     f.element_types = {"f32", "f64"};
     f.validate = NoCheck;
@@ -131,7 +131,7 @@ std::vector<FamilySpec> MakeSpecs() {
     f.info = {"conv_1d_nwc_wcf",
               "conv_1d_nwc_wcf:n=<N>,w=<W>,c=<C>,kw=<KW>,f=<F>[,sw=<S>][,dw=<D>]:{f32,f64}   "
               "out[N,OW,F] += in[N,OW*S+KW*D,C] * filter[KW,C,F], w = input width",
-              "conv_1d_nwc_wcf:n=1,w=258,c=64,kw=3,f=64,sw=1,dw=1:f32", ""};
+              "conv_1d_nwc_wcf:n=1,w=258,c=64,kw=3,f=64,sw=1,dw=1:f32", "conv_1d_tiled"};
     f.dims = {{"n"}, {"w"}, {"c"}, {"kw"}, {"f"}, {"sw", 1}, {"dw", 1}};
     f.element_types = {"f32", "f64"};
     f.validate = [](const Problem& p) { return WindowFits(p, "w", "kw", "sw", "dw"); };
@@ -155,7 +155,7 @@ std::vector<FamilySpec> MakeSpecs() {
               "conv_2d_nhwc_hwcf:n=<N>,h=<H>,w=<W>,c=<C>,kh=<KH>,kw=<KW>,f=<F>[,sh=,sw=][,dh=,dw=]"
               ":{f32,f64}   out[N,OH,OW,F] += in[N,H,W,C] * filter[KH,KW,C,F]",
               "conv_2d_nhwc_hwcf:n=1,h=58,w=58,c=64,kh=3,kw=3,f=64,sh=1,sw=1,dh=1,dw=1:f32",
-              ""};
+              "conv_2d_decomposed"};
     f.dims = {{"n"}, {"h"}, {"w"}, {"c"}, {"kh"}, {"kw"}, {"f"},
               {"sh", 1}, {"sw", 1}, {"dh", 1}, {"dw", 1}};
     f.element_types = {"f32", "f64"};
@@ -183,7 +183,7 @@ std::vector<FamilySpec> MakeSpecs() {
     f.info = {"depthwise_conv_1d_nwc_wc",
               "depthwise_conv_1d_nwc_wc:n=<N>,w=<W>,c=<C>,kw=<KW>[,sw=<S>][,dw=<D>]:f32   "
               "out[N,OW,C] += in[N,OW*S+KW*D,C] * filter[KW,C]",
-              "depthwise_conv_1d_nwc_wc:n=1,w=1026,c=64,kw=3,sw=1,dw=1:f32", ""};
+              "depthwise_conv_1d_nwc_wc:n=1,w=1026,c=64,kw=3,sw=1,dw=1:f32", "depthwise_1d_tiled"};
     f.dims = {{"n"}, {"w"}, {"c"}, {"kw"}, {"sw", 1}, {"dw", 1}};
     f.element_types = {"f32"};
     f.validate = [](const Problem& p) { return WindowFits(p, "w", "kw", "sw", "dw"); };
@@ -205,7 +205,7 @@ std::vector<FamilySpec> MakeSpecs() {
               "depthwise_conv_2d_nhwc_hwc:n=<N>,h=<H>,w=<W>,c=<C>,kh=<KH>,kw=<KW>[,sh=,sw=]"
               "[,dh=,dw=]:f32   out[N,OH,OW,C] += in[N,H,W,C] * filter[KH,KW,C]",
               "depthwise_conv_2d_nhwc_hwc:n=1,h=58,w=58,c=64,kh=3,kw=3,sh=1,sw=1,dh=1,dw=1:f32",
-              ""};
+              "depthwise_2d_decomposed"};
     f.dims = {{"n"}, {"h"}, {"w"}, {"c"}, {"kh"}, {"kw"}, {"sh", 1}, {"sw", 1}, {"dh", 1}, {"dw", 1}};
     f.element_types = {"f32"};
     f.validate = [](const Problem& p) {

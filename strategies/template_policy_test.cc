@@ -6,6 +6,7 @@
 
 #include "gtest/gtest.h"
 #include "strategies/knob_space.h"
+#include "strategies/problem.h"
 #include "strategies/template_library.h"
 
 namespace mtune::strategies {
@@ -35,9 +36,13 @@ void ExpectRejected(const std::string& text, const std::string& op, const std::s
 TEST(TemplatePolicy, EveryBuiltinTemplateIsAllowed) {
   ASSERT_FALSE(BuiltinTemplates().empty());
   for (const StrategyTemplate& t : BuiltinTemplates()) {
-    auto problem = ParseProblemKey(t.name.rfind("matmul", 0) == 0 ? "matmul:m=64,n=64,k=64:f32"
-                                   : t.name.rfind("reduce", 0) == 0 ? "reduce_rows_2d:m=64,n=64:f32"
-                                                                   : "copy_2d:m=64,n=64:f32");
+    // The example problem of the first family the template tunes (its knobs may
+    // name that family's dimensions, e.g. "pow2(8, c)").
+    std::string example;
+    for (const FamilyInfo& family : Families())
+      if (example.empty() && t.TunesFamily(family.name)) example = family.example;
+    ASSERT_FALSE(example.empty()) << t.name << " tunes no known family";
+    auto problem = ParseProblemKey(example);
     ASSERT_TRUE(problem.ok());
     EXPECT_TRUE(ExtractKnobSpace(t.text, *problem).ok()) << t.name;
   }

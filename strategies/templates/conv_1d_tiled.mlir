@@ -1,0 +1,95 @@
+// mtune strategy template: 1-D NWC/WCF convolution vectorized into outer products.
+// mtune-family: conv_1d_nwc_wcf
+//
+// The 1-D sibling of conv_2d_decomposed (read that file's comment). Iteration dims
+// are (n, ow, f, kw, c). Level 1 tiles the parallel dims to tile_ow x tile_f (the
+// register tile) and the channel reduction into cache tiles of tile_c1; the tile is
+// padded with zeros to static ow and f extents (the convolution vectorizer needs
+// static shapes and cannot mask non-depthwise convolutions). Level 2 tiles kw and c
+// by 1: vectorized, each step is one outer product of tile_ow inputs by tile_f
+// filter values into the accumulator tile, hoisted out of the kw and c loops.
+//
+// lower_broadcast is left out of the final patterns on purpose: together with
+// canonicalization it ping-pongs forever on these loops.
+module attributes {transform.with_named_sequence} {
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.consumed}) {
+    %conv = transform.structured.match ops{["linalg.conv_1d_nwc_wcf"]} in %root : (!transform.any_op) -> !transform.any_op
+
+    %tow = transform.tune.knob<"tile_ow"> = 8 from options = [1, 2, 4, 6, 8, 12, 14, 16] -> !transform.param<i64>
+    %tf = transform.tune.knob<"tile_f"> = 32 from options = [8, 16, 32, 48, 64] -> !transform.param<i64>
+    %tc1 = transform.tune.knob<"tile_c1"> = 64 from options = "pow2(8, c)" -> !transform.param<i64>
+
+    // Level 1: output row tiles and channel cache tiles; `loop_order` puts the f
+    // loop innermost (an input window is reused by every f tile) or outermost (a
+    // filter block is reused by the whole image).
+    %tiled1 = transform.tune.alternatives<"loop_order"> selected_region = 0 attributes {mtune.labels = ["n_ow_f", "f_n_ow"]} -> !transform.any_op {
+      %t, %l:4 = transform.structured.tile_using_for %conv tile_sizes [1, %tow, %tf, 0, %tc1]
+        : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>)
+        -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+      transform.yield %t : !transform.any_op
+    }, {
+      %t, %l:4 = transform.structured.tile_using_for %conv tile_sizes [1, %tow, %tf, 0, %tc1] interchange = [2, 0, 1, 3, 4]
+        : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>)
+        -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+      transform.yield %t : !transform.any_op
+    }
+    %padded, %pad1, %copy1 = transform.structured.pad %tiled1 {
+        padding_dimensions = [1, 2],
+        copy_back_op = "none"
+      } : (!transform.any_op)
+        -> (!transform.any_op, !transform.any_op, !transform.any_op)
+
+    // Level 2: one filter tap and one channel per step, in the order `reduction_order`.
+    %tiled2 = transform.tune.alternatives<"reduction_order"> selected_region = 0 attributes {mtune.labels = ["kw_c", "c_kw"]} -> !transform.any_op {
+      %t, %l:2 = transform.structured.tile_using_for %padded tile_sizes [0, 0, 0, 1, 1]
+        : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+      transform.yield %t : !transform.any_op
+    }, {
+      %t, %l:2 = transform.structured.tile_using_for %padded tile_sizes [0, 0, 0, 1, 1] interchange = [0, 1, 2, 4, 3]
+        : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+      transform.yield %t : !transform.any_op
+    }
+    transform.structured.vectorize %tiled2 : !transform.any_op
+
+    %func = transform.structured.match ops{["func.func"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %func {
+      transform.apply_patterns.linalg.pad_vectorization
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    // Only now fold the tile slices into the transfers: canonicalization has marked
+    // the reads of static slices in bounds, and the folded reads keep that (folded
+    // first, the input reads stay out-of-bounds-checked, one branch per element).
+    transform.apply_patterns to %func {
+      transform.apply_patterns.tensor.fold_tensor_subset_ops_into_vector_transfers
+    } : !transform.any_op
+    %contract = transform.structured.match ops{["vector.contract"]} in %func : (!transform.any_op) -> !transform.any_op
+    %loop3 = transform.get_parent_op %contract {op_name = "scf.for"} : (!transform.any_op) -> !transform.any_op
+    transform.loop.hoist_loop_invariant_subsets %loop3 : !transform.any_op
+    %loop2 = transform.get_parent_op %loop3 {op_name = "scf.for"} : (!transform.any_op) -> !transform.any_op
+    transform.loop.hoist_loop_invariant_subsets %loop2 : !transform.any_op
+
+    %bufferized = transform.bufferization.one_shot_bufferize %root {memcpy_op = "linalg.copy"} : (!transform.any_op) -> !transform.any_op
+    %kernel = transform.structured.match ops{["func.func"]} in %bufferized : (!transform.any_op) -> !transform.any_op
+    transform.apply_cse to %kernel : !transform.any_op
+    // The contraction of one step: a sequence of outer products, or elementwise
+    // broadcast-multiply-adds (both end as vector FMAs; they differ in the shuffles
+    // and extracts around them).
+    transform.tune.alternatives<"contraction_lowering"> selected_region = 0 attributes {mtune.labels = ["outerproduct", "parallelarith"]} {
+      transform.apply_patterns to %kernel {
+        transform.apply_patterns.vector.lower_contraction lowering_strategy = outerproduct
+      } : !transform.any_op
+    }, {
+      transform.apply_patterns to %kernel {
+        transform.apply_patterns.vector.lower_contraction lowering_strategy = parallelarith
+      } : !transform.any_op
+    }
+    transform.apply_patterns to %kernel {
+      transform.apply_patterns.vector.transfer_permutation_patterns
+      transform.apply_patterns.vector.lower_transfer max_transfer_rank = 1
+      transform.apply_patterns.vector.lower_outerproduct
+      transform.apply_patterns.vector.lower_shape_cast
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    transform.yield
+  }
+}

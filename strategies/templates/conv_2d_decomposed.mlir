@@ -1,0 +1,110 @@
+// mtune strategy template: 2-D NHWC/HWCF convolution, decomposed to 1-D convolutions
+// and vectorized into outer products.
+// mtune-family: conv_2d_nhwc_hwcf
+//
+// Iteration dims are (n, oh, ow, f, kh, kw, c). Level 1 tiles the parallel dims to
+// one output row of tile_ow x tile_f (the register tile: tile_ow * tile_f / lanes
+// accumulator registers), and the channel reduction into cache tiles of tile_c1
+// (a filter block kh x kw x tile_c1 x tile_f stays in L1 across the ow tiles).
+// Each level-1 tile is padded with zeros to static ow and f extents, because the
+// convolution vectorizer needs static shapes and cannot mask non-depthwise
+// convolutions (the channel extent may stay dynamic: level 2 tiles it by 1).
+// Level 2 tiles kh, kw and c by 1, which makes the op a 1-D convolution of one
+// filter tap and one channel (`structured.decompose` turns it into
+// linalg.conv_1d_nwc_wcf); vectorized, that is one outer product of tile_ow
+// inputs by tile_f filter values added into the accumulator tile, which is hoisted
+// out of the kh, kw and c loops so that it stays in registers.
+//
+// Only the conv and the pads are vectorized, never the whole function (vectorizing
+// level-1 insert_slices copies whole tiles through registers after bufferization).
+// lower_broadcast is left out of the final patterns on purpose: together with
+// canonicalization it ping-pongs forever on these loops.
+module attributes {transform.with_named_sequence} {
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.consumed}) {
+    %conv = transform.structured.match ops{["linalg.conv_2d_nhwc_hwcf"]} in %root : (!transform.any_op) -> !transform.any_op
+
+    %tow = transform.tune.knob<"tile_ow"> = 8 from options = [1, 2, 4, 6, 8, 12, 14, 16] -> !transform.param<i64>
+    %tf = transform.tune.knob<"tile_f"> = 32 from options = [8, 16, 32, 48, 64] -> !transform.param<i64>
+    %tc1 = transform.tune.knob<"tile_c1"> = 64 from options = "pow2(8, c)" -> !transform.param<i64>
+
+    // Level 1: output row tiles and channel cache tiles; `loop_order` puts the f
+    // loop innermost (an input window is reused by every f tile) or outermost (a
+    // filter block is reused by the whole image).
+    %tiled1 = transform.tune.alternatives<"loop_order"> selected_region = 0 attributes {mtune.labels = ["n_oh_ow_f", "f_n_oh_ow"]} -> !transform.any_op {
+      %t, %l:5 = transform.structured.tile_using_for %conv tile_sizes [1, 1, %tow, %tf, 0, 0, %tc1]
+        : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>)
+        -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+      transform.yield %t : !transform.any_op
+    }, {
+      %t, %l:5 = transform.structured.tile_using_for %conv tile_sizes [1, 1, %tow, %tf, 0, 0, %tc1] interchange = [3, 0, 1, 2, 4, 5, 6]
+        : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>)
+        -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+      transform.yield %t : !transform.any_op
+    }
+
+    // Partial ow and f tiles are padded with zeros to tile_ow x tile_f (tiles stay
+    // unpadded when the sizes divide). Peeling instead was tried: canonicalizing the
+    // peeled loops (needed for static remainder shapes) loses the transform handles.
+    %padded, %pad1, %copy1 = transform.structured.pad %tiled1 {
+        padding_dimensions = [2, 3],
+        copy_back_op = "none"
+      } : (!transform.any_op)
+        -> (!transform.any_op, !transform.any_op, !transform.any_op)
+
+    // Level 2: one filter tap and one channel per step, in the order `reduction_order`.
+    %tiled2 = transform.tune.alternatives<"reduction_order"> selected_region = 0 attributes {mtune.labels = ["kh_kw_c", "c_kh_kw"]} -> !transform.any_op {
+      %t, %l:3 = transform.structured.tile_using_for %padded tile_sizes [0, 0, 0, 0, 1, 1, 1]
+        : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+      transform.yield %t : !transform.any_op
+    }, {
+      %t, %l:3 = transform.structured.tile_using_for %padded tile_sizes [0, 0, 0, 0, 1, 1, 1] interchange = [0, 1, 2, 3, 6, 4, 5]
+        : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+      transform.yield %t : !transform.any_op
+    }
+    %conv1d = transform.structured.decompose %tiled2 : (!transform.any_op) -> !transform.any_op
+    transform.structured.vectorize %conv1d : !transform.any_op
+
+    %func = transform.structured.match ops{["func.func"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %func {
+      transform.apply_patterns.linalg.pad_vectorization
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    // Only now fold the tile slices into the transfers: canonicalization has marked
+    // the reads of static slices in bounds, and the folded reads keep that (folded
+    // first, the input reads stay out-of-bounds-checked, one branch per element).
+    transform.apply_patterns to %func {
+      transform.apply_patterns.tensor.fold_tensor_subset_ops_into_vector_transfers
+    } : !transform.any_op
+    %contract = transform.structured.match ops{["vector.contract"]} in %func : (!transform.any_op) -> !transform.any_op
+    %loop3 = transform.get_parent_op %contract {op_name = "scf.for", deduplicate} : (!transform.any_op) -> !transform.any_op
+    transform.loop.hoist_loop_invariant_subsets %loop3 : !transform.any_op
+    %loop2 = transform.get_parent_op %loop3 {op_name = "scf.for", deduplicate} : (!transform.any_op) -> !transform.any_op
+    transform.loop.hoist_loop_invariant_subsets %loop2 : !transform.any_op
+    %loop1 = transform.get_parent_op %loop2 {op_name = "scf.for", deduplicate} : (!transform.any_op) -> !transform.any_op
+    transform.loop.hoist_loop_invariant_subsets %loop1 : !transform.any_op
+
+    %bufferized = transform.bufferization.one_shot_bufferize %root {memcpy_op = "linalg.copy"} : (!transform.any_op) -> !transform.any_op
+    %kernel = transform.structured.match ops{["func.func"]} in %bufferized : (!transform.any_op) -> !transform.any_op
+    transform.apply_cse to %kernel : !transform.any_op
+    // The contraction of one step: a sequence of outer products, or elementwise
+    // broadcast-multiply-adds (both end as vector FMAs; they differ in the shuffles
+    // and extracts around them).
+    transform.tune.alternatives<"contraction_lowering"> selected_region = 0 attributes {mtune.labels = ["outerproduct", "parallelarith"]} {
+      transform.apply_patterns to %kernel {
+        transform.apply_patterns.vector.lower_contraction lowering_strategy = outerproduct
+      } : !transform.any_op
+    }, {
+      transform.apply_patterns to %kernel {
+        transform.apply_patterns.vector.lower_contraction lowering_strategy = parallelarith
+      } : !transform.any_op
+    }
+    transform.apply_patterns to %kernel {
+      transform.apply_patterns.vector.transfer_permutation_patterns
+      transform.apply_patterns.vector.lower_transfer max_transfer_rank = 1
+      transform.apply_patterns.vector.lower_outerproduct
+      transform.apply_patterns.vector.lower_shape_cast
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    transform.yield
+  }
+}

@@ -1,0 +1,60 @@
+// mtune strategy template: 1-D NWC depthwise convolution, tiled and vectorized.
+// mtune-family: depthwise_conv_1d_nwc_wc
+//
+// Iteration dims are (n, ow, c, kw). The op is tiled to tile_ow x tile_c outputs
+// (channels are the vector lanes) with the whole filter width kw in one tile, and
+// padded with zeros to static ow and c extents (the convolution vectorizer needs
+// static shapes). Vectorized, a tile is one read of its input window, kw x tile_ow
+// vector FMAs into the accumulators, and one write. `loop_order` walks channels
+// innermost (neighbouring tiles share nothing, but the filter slice changes) or
+// output positions innermost (the filter slice of a channel tile stays in
+// registers/L1 while the input window slides).
+module attributes {transform.with_named_sequence} {
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.consumed}) {
+    %conv = transform.structured.match ops{["linalg.depthwise_conv_1d_nwc_wc"]} in %root : (!transform.any_op) -> !transform.any_op
+
+    %tow = transform.tune.knob<"tile_ow"> = 8 from options = [1, 2, 4, 6, 8, 12, 16, 32] -> !transform.param<i64>
+    %tc = transform.tune.knob<"tile_c"> = 32 from options = [8, 16, 32, 64] -> !transform.param<i64>
+
+    %tiled = transform.tune.alternatives<"loop_order"> selected_region = 0 attributes {mtune.labels = ["n_ow_c", "n_c_ow"]} -> !transform.any_op {
+      %t, %l:3 = transform.structured.tile_using_for %conv tile_sizes [1, %tow, %tc, 0]
+        : (!transform.any_op, !transform.param<i64>, !transform.param<i64>)
+        -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+      transform.yield %t : !transform.any_op
+    }, {
+      %t, %l:3 = transform.structured.tile_using_for %conv tile_sizes [1, %tow, %tc, 0] interchange = [0, 2, 1, 3]
+        : (!transform.any_op, !transform.param<i64>, !transform.param<i64>)
+        -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+      transform.yield %t : !transform.any_op
+    }
+    %padded, %pad, %copy = transform.structured.pad %tiled {
+        padding_dimensions = [1, 2],
+        copy_back_op = "none"
+      } : (!transform.any_op)
+        -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    transform.structured.vectorize %padded : !transform.any_op
+
+    %func = transform.structured.match ops{["func.func"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %func {
+      transform.apply_patterns.linalg.pad_vectorization
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    // Only now fold the tile slices into the transfers: canonicalization has marked
+    // the reads of static slices in bounds, and the folded reads keep that (folded
+    // first, the input reads stay out-of-bounds-checked, one branch per element).
+    transform.apply_patterns to %func {
+      transform.apply_patterns.tensor.fold_tensor_subset_ops_into_vector_transfers
+    } : !transform.any_op
+
+    %bufferized = transform.bufferization.one_shot_bufferize %root {memcpy_op = "linalg.copy"} : (!transform.any_op) -> !transform.any_op
+    %kernel = transform.structured.match ops{["func.func"]} in %bufferized : (!transform.any_op) -> !transform.any_op
+    transform.apply_cse to %kernel : !transform.any_op
+    transform.apply_patterns to %kernel {
+      transform.apply_patterns.vector.transfer_permutation_patterns
+      transform.apply_patterns.vector.lower_transfer max_transfer_rank = 1
+      transform.apply_patterns.vector.lower_shape_cast
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    transform.yield
+  }
+}

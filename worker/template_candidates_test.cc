@@ -1,0 +1,109 @@
+// Every family's default template, compiled and checked against the reference on
+// shapes that divide no tile (and strides, dilations, f64 where the family has
+// them): its default candidate and a few seeded random candidates must verify.
+#include <random>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "strategies/knob_space.h"
+#include "strategies/template_library.h"
+#include "worker/measure.h"
+
+namespace mtune::worker {
+namespace {
+
+mtune::v1::Calibration TestCalibration() {
+  mtune::v1::Calibration c;
+  c.set_peak_gflops_f32(100);
+  auto* l = c.add_bandwidth();
+  l->set_level("DRAM");
+  l->set_gbps(10);
+  return c;
+}
+
+struct Case {
+  std::string key;
+  // Random candidates to check besides the default one.
+  int random_candidates;
+};
+
+void PrintTo(const Case& c, std::ostream* os) { *os << c.key; }
+
+class DefaultTemplate : public testing::TestWithParam<Case> {};
+
+// Measures one candidate; returns the failure text, or empty when it verified.
+std::string MeasureCandidate(const strategies::StrategyTemplate& tpl,
+                             const strategies::Problem& problem,
+                             const strategies::KnobValues& values) {
+  auto script = strategies::Instantiate(tpl.text, problem, values);
+  if (!script.ok()) return std::string(script.status().message());
+  mtune::v1::Task task;
+  task.set_problem(problem.Key());
+  task.set_script(*script);
+  task.set_min_measure_s(0.001);
+  Measurer measurer;
+  auto result = measurer.Measure(task, TestCalibration());
+  if (result.status() == mtune::v1::RESULT_STATUS_OK) return "";
+  return absl::StrCat(mtune::v1::ResultStatus_Name(result.status()), ": ", result.error());
+}
+
+std::string Describe(const strategies::KnobValues& values) {
+  std::string text;
+  for (const auto& [name, value] : values) absl::StrAppend(&text, " ", name, "=", value);
+  return text;
+}
+
+TEST_P(DefaultTemplate, DefaultAndRandomCandidatesVerify) {
+  auto problem = strategies::ParseProblemKey(GetParam().key);
+  ASSERT_TRUE(problem.ok()) << problem.status();
+  auto tpl = strategies::DefaultTemplateFor(problem->family);
+  ASSERT_TRUE(tpl.ok()) << tpl.status();
+  auto space = strategies::ExtractKnobSpace(tpl->text, *problem);
+  ASSERT_TRUE(space.ok()) << space.status();
+  // The default candidate as the coordinator and `mtune measure` take it: the
+  // template's selected value, or the first option where that is not an option
+  // for this problem (e.g. a 256 cache tile of a dimension of 67).
+  strategies::KnobValues defaults;
+  for (const auto& k : space->knobs)
+    defaults[k.name] = k.default_value.empty() ? k.options.front() : k.default_value;
+  ASSERT_TRUE(space->SatisfiesConstraints(defaults)) << tpl->name << Describe(defaults);
+  std::string failure = MeasureCandidate(*tpl, *problem, defaults);
+  EXPECT_EQ(failure, "") << tpl->name << " default:" << Describe(defaults);
+
+  // Seeded by the key, so a failure reproduces.
+  std::mt19937 rng(std::hash<std::string>()(GetParam().key) & 0xffffffff);
+  int checked = 0;
+  for (int attempt = 0; checked < GetParam().random_candidates && attempt < 100; ++attempt) {
+    strategies::KnobValues values;
+    for (const auto& k : space->knobs)
+      values[k.name] = k.options[std::uniform_int_distribution<size_t>(0, k.options.size() - 1)(rng)];
+    if (!space->SatisfiesConstraints(values)) continue;
+    ++checked;
+    failure = MeasureCandidate(*tpl, *problem, values);
+    EXPECT_EQ(failure, "") << tpl->name << ":" << Describe(values);
+  }
+  EXPECT_EQ(checked, GetParam().random_candidates);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    EveryFamily, DefaultTemplate,
+    testing::Values(
+        Case{"matmul:m=37,n=45,k=67:f32", 0}, Case{"matmul_transpose_a:m=7,n=9,k=13:f32", 0},
+        Case{"matmul_transpose_b:m=7,n=9,k=13:f32", 0},
+        Case{"batch_matmul:b=3,m=37,n=45,k=67:f32", 2}, Case{"batch_matmul:b=2,m=5,n=6,k=7:f64", 1},
+        Case{"conv_1d_nwc_wcf:n=2,w=37,c=5,kw=3,f=37,sw=2,dw=2:f32", 2},
+        Case{"conv_1d_nwc_wcf:n=1,w=19,c=33,kw=2,f=9,sw=1,dw=1:f64", 1},
+        Case{"conv_2d_nhwc_hwcf:n=1,h=9,w=11,c=3,kh=3,kw=2,f=37,sh=2,sw=1,dh=1,dw=3:f32", 2},
+        Case{"conv_2d_nhwc_hwcf:n=2,h=7,w=13,c=33,kh=2,kw=3,f=5,sh=1,sw=2,dh=2,dw=1:f64", 1},
+        Case{"depthwise_conv_1d_nwc_wc:n=2,w=37,c=37,kw=3,sw=2,dw=2:f32", 2},
+        Case{"depthwise_conv_2d_nhwc_hwc:n=1,h=10,w=19,c=37,kh=3,kw=3,sh=1,sw=2,dh=2,dw=1:f32", 2},
+        Case{"transpose_2d:m=37,n=45:f32", 0}, Case{"reduce_rows_2d:m=37,n=45:f32", 0},
+        Case{"reduce_cols_2d:m=37,n=45:f32", 0}, Case{"copy_2d:m=37,n=45:f32", 0}),
+    [](const testing::TestParamInfo<Case>& info) {
+      std::string name = info.param.key.substr(0, info.param.key.find(':'));
+      return absl::StrCat(name, "_", info.index);
+    });
+
+}  // namespace
+}  // namespace mtune::worker
