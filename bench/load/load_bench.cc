@@ -5,9 +5,10 @@
 // tasks, and measures
 //   - the dispatch rate: tasks leased, reported and committed per second, from
 //     submission until the last result is stored;
-//   - lease latency (p50, p99, max): from a worker asking for work (opening its
-//     lease stream, or the acknowledgement of its previous report, after which the
-//     coordinator pushes the next task) to receiving a task.
+//   - lease latency (p50, p99, max): from a worker asking for work (the
+//     acknowledgement of its previous report, after which the coordinator pushes
+//     the next task) to receiving it; each worker's first task is counted apart, as
+//     the job's start-up (submission until every worker has a task).
 // It then checks correctness: every task was leased exactly once, every trial of
 // every job has exactly one stored result, and every job succeeded. --check-only
 // skips the figures (ctest runs it that way). Goals: >= 5,000 tasks/s, p99 <= 10 ms.
@@ -207,7 +208,11 @@ int main(int argc, char** argv) {
   });
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
 
-  auto channel = grpc::CreateChannel(address, grpc::InsecureChannelCredentials());
+  // ListResults of 10,000 trials is larger than gRPC's default 4 MB.
+  grpc::ChannelArguments client_args;
+  client_args.SetMaxReceiveMessageSize(256 << 20);
+  auto channel =
+      grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), client_args);
   auto tuner = mtune::v1::Tuner::NewStub(channel);
   mtune::v1::SubmitJobRequest submit;
   for (const auto& p : problems) submit.mutable_spec()->add_problems(p);
@@ -326,17 +331,24 @@ int main(int argc, char** argv) {
 
   // --- figures ----------------------------------------------------------------------
   const Percentiles lease = Summarize(latencies);
+  // Job start-up: planning (knob spaces, the first proposals) until every worker has
+  // its first task.
+  Clock::time_point last_first = start;
+  for (auto& sim : sims) last_first = std::max(last_first, sim->first_task_at());
+  const double startup_s = Seconds(last_first - start);
   const double rate = expected / elapsed_s;
-  printf("workers  tasks  seconds  tasks/s  lease p50 ms  lease p99 ms  lease max ms\n");
-  printf("%7d  %5u  %7.2f  %7.0f  %12.3f  %12.3f  %12.3f\n", workers, expected, elapsed_s, rate,
-         lease.p50 * 1e3, lease.p99 * 1e3, lease.max * 1e3);
+  printf("workers  tasks  seconds  tasks/s  lease p50 ms  lease p99 ms  lease max ms  "
+         "start-up ms\n");
+  printf("%7d  %5u  %7.2f  %7.0f  %12.3f  %12.3f  %12.3f  %11.1f\n", workers, expected,
+         elapsed_s, rate, lease.p50 * 1e3, lease.p99 * 1e3, lease.max * 1e3, startup_s * 1e3);
   printf("goals: >= 5000 tasks/s (%s), p99 lease latency <= 10 ms (%s)\n",
          rate >= 5000 ? "met" : "NOT met", lease.p99 <= 0.010 ? "met" : "NOT met");
   if (!json_path.empty()) {
     nlohmann::json out = {{"workers", workers},       {"tasks", expected},
                           {"seconds", elapsed_s},     {"tasks_per_s", rate},
                           {"lease_p50_ms", lease.p50 * 1e3}, {"lease_p99_ms", lease.p99 * 1e3},
-                          {"lease_max_ms", lease.max * 1e3}, {"problems", problems},
+                          {"lease_max_ms", lease.max * 1e3}, {"startup_ms", startup_s * 1e3},
+                          {"problems", problems},
                           {"search", search}};
     std::ofstream(json_path) << out.dump(2) << "\n";
   }

@@ -83,7 +83,10 @@ grpc::Status SimulatedWorker::Serve() {
   auto reader = stub_->Lease(&context, lease);
   mtune::v1::Task task;
   while (reader->Read(&task)) {
-    lease_latencies_s_.push_back(std::chrono::duration<double>(Clock::now() - asked).count());
+    if (task_ids_.empty())
+      first_task_at_ = Clock::now();
+    else
+      lease_latencies_s_.push_back(std::chrono::duration<double>(Clock::now() - asked).count());
     task_ids_.push_back(task.task_id());
     current_task_ = task.task_id();
     mtune::v1::ReportResultRequest report;

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -45,9 +46,13 @@ class SimulatedWorker {
 
   const std::string& name() const { return name_; }
   double heartbeat_interval_s() const { return heartbeat_interval_s_; }
-  // Seconds from asking for work (opening the stream, or the previous report's
-  // acknowledgement) to receiving the task, one per task. Read after Serve() returned.
+  // Seconds from asking for work (the previous report's acknowledgement, after
+  // which the coordinator pushes the next task) to receiving the task, one per task
+  // but the first. Read after Serve() returned.
   const std::vector<double>& lease_latencies_s() const { return lease_latencies_s_; }
+  // When the first task arrived (the stream opens before any job exists, so its
+  // wait is job start-up, not lease latency).
+  std::chrono::steady_clock::time_point first_task_at() const { return first_task_at_; }
   // Every task id received, in order. Read after Serve() returned.
   const std::vector<int64_t>& task_ids() const { return task_ids_; }
   // Reports the coordinator did not acknowledge as stored.
@@ -65,6 +70,7 @@ class SimulatedWorker {
   std::mutex context_mu_;
   grpc::ClientContext* lease_context_ = nullptr;  // guarded by context_mu_
   std::vector<double> lease_latencies_s_;
+  std::chrono::steady_clock::time_point first_task_at_{};
   std::vector<int64_t> task_ids_;
   int failed_reports_ = 0;
 };
