@@ -45,7 +45,7 @@ std::string IpBinary() {
 }
 
 // Runs a shell command; returns its exit code and fills `output` with stdout+stderr.
-int Run(const std::string& command, std::string* output = nullptr) {
+int Shell(const std::string& command, std::string* output = nullptr) {
   FILE* pipe = popen((command + " 2>&1").c_str(), "r");
   if (pipe == nullptr) return -1;
   std::string text;
@@ -60,7 +60,7 @@ int Run(const std::string& command, std::string* output = nullptr) {
 // Deletes namespaces of earlier test processes that no longer exist.
 void SweepStaleNamespaces(const std::string& ip) {
   std::string list;
-  if (Run(ip + " netns list", &list) != 0) return;
+  if (Shell(ip + " netns list", &list) != 0) return;
   for (absl::string_view line : absl::StrSplit(list, '\n')) {
     std::string name(line.substr(0, line.find(' ')));
     if (name.rfind(kPrefix, 0) != 0) continue;
@@ -68,7 +68,7 @@ void SweepStaleNamespaces(const std::string& ip) {
     std::vector<std::string> parts = absl::StrSplit(name.substr(sizeof kPrefix - 1), '-');
     if (parts.size() != 2) continue;
     const pid_t pid = static_cast<pid_t>(atoi(parts[0].c_str()));
-    if (pid > 0 && kill(pid, 0) != 0 && errno == ESRCH) Run(ip + " netns del " + name);
+    if (pid > 0 && kill(pid, 0) != 0 && errno == ESRCH) Shell(ip + " netns del " + name);
   }
 }
 
@@ -85,15 +85,15 @@ class NamespacePair {
   }
   ~NamespacePair() {
     // Deleting a namespace destroys the veth end inside it, and so the pair.
-    for (const std::string& ns : created_) Run(ip_ + " netns del " + ns);
-    Run(ip_ + " link del " + coordinator_if);  // still in the root namespace after a failure
+    for (const std::string& ns : created_) Shell(ip_ + " netns del " + ns);
+    Shell(ip_ + " link del " + coordinator_if);  // still in the root namespace after a failure
   }
 
   // Empty on success, else what failed.
   std::string Create() {
     for (const std::string& ns : {coordinator_ns, worker_ns}) {
       std::string out;
-      if (Run(ip_ + " netns add " + ns, &out) != 0) return "ip netns add " + ns + ": " + out;
+      if (Shell(ip_ + " netns add " + ns, &out) != 0) return "ip netns add " + ns + ": " + out;
       created_.push_back(ns);
     }
     const std::vector<std::string> steps = {
@@ -109,7 +109,7 @@ class NamespacePair {
     };
     for (const std::string& step : steps) {
       std::string out;
-      if (Run(ip_ + " " + step, &out) != 0) return "ip " + step + ": " + out;
+      if (Shell(ip_ + " " + step, &out) != 0) return "ip " + step + ": " + out;
     }
     return "";
   }
@@ -123,7 +123,7 @@ class NamespacePair {
   // Bytes received on `interface` inside `ns` (its own /sys view).
   int64_t RxBytes(const std::string& ns, const std::string& interface) const {
     std::string out;
-    if (Run(absl::StrCat(ip_, " netns exec ", ns, " cat /sys/class/net/", interface,
+    if (Shell(absl::StrCat(ip_, " netns exec ", ns, " cat /sys/class/net/", interface,
                          "/statistics/rx_bytes"),
             &out) != 0)
       return -1;
@@ -172,7 +172,7 @@ TEST(NetworkNamespaces, WorkerInAnotherNamespaceCompletesAJobOverVeth) {
   std::string command = "timeout 240";
   for (const std::string& arg : submit) command += " '" + arg + "'";
   std::string output;
-  const int rc = Run(command, &output);
+  const int rc = Shell(command, &output);
   ASSERT_EQ(rc, 0) << "mtune submit --wait across namespaces failed:\n"
                    << output << "\ncoordinator:\n" << coordinator.Log() << "\nworker:\n"
                    << worker.Log();
