@@ -393,9 +393,11 @@ absl::StatusOr<TemplateInstantiator> TemplateInstantiator::Create(absl::string_v
   if (!module.ok()) return module.status();
   mlir::Builder b(context);
   std::vector<std::string> markers;
+  std::vector<mlir::Operation*> constraints;
   absl::Status status;
   (*module)->walk([&](mlir::Operation* op) {
     if (!status.ok()) return;
+    if (llvm::isa<mlir::transform::smt::ConstrainParamsOp>(op)) constraints.push_back(op);
     Slot slot;
     std::string marker;
     if (auto knob = llvm::dyn_cast<KnobOp>(op)) {
@@ -431,6 +433,8 @@ absl::StatusOr<TemplateInstantiator> TemplateInstantiator::Create(absl::string_v
     result.slots_.push_back(std::move(slot));
   });
   if (!status.ok()) return status;
+  // As in Instantiate(): constraints are checked by mtune, not left for the interpreter.
+  for (mlir::Operation* op : constraints) op->erase();
   std::string printed;
   {
     llvm::raw_string_ostream os(printed);
