@@ -1,5 +1,8 @@
 #include "strategies/knob_space.h"
 
+#include <string>
+#include <vector>
+
 #include "gtest/gtest.h"
 #include "strategies/template_library.h"
 
@@ -251,7 +254,7 @@ TEST(KnobSpace, DuplicateKnobsAndEmptyOptionsAreErrors) {
 }
 
 // A template of one knob line (the fuzzers' regression inputs).
-std::string OneKnob(const std::string& knobs) {
+std::string KnobLines(const std::string& knobs) {
   return "module attributes {transform.with_named_sequence} {\n"
          "  transform.named_sequence @__transform_main(%root: !transform.any_op) {\n" +
          knobs + "\n    transform.yield\n  }\n}\n";
@@ -260,17 +263,19 @@ std::string OneKnob(const std::string& knobs) {
 TEST(KnobSpace, HugeOptionFormOperandsAreBoundedNotOverflowedOrLooped) {
   auto problem = ParseProblemKey("matmul:m=8,n=8,k=8:f32");
   ASSERT_TRUE(problem.ok());
-  // pow2 up to INT64_MAX once overflowed while doubling (found by knob_space_fuzzer).
-  auto pow2 = ExtractKnobSpace(OneKnob(R"mlir(    %a = transform.tune.knob<"a"> options = "pow2(1, 9223372036854775807)" -> !transform.param<i64>)mlir"), *problem);
-  ASSERT_TRUE(pow2.ok()) << pow2.status();
-  EXPECT_EQ(pow2->knobs[0].options.size(), 63u);
-  EXPECT_EQ(pow2->knobs[0].options.back(), "4611686018427387904");
+  // pow2 up to INT64_MAX once overflowed while doubling (knob_space_fuzzer, UBSan);
+  // operands are now bounded, and the doubling itself cannot overflow.
+  auto pow2 = ExtractKnobSpace(KnobLines(R"mlir(    %a = transform.tune.knob<"a"> options = "pow2(1, 9223372036854775807)" -> !transform.param<i64>)mlir"), *problem);
+  EXPECT_EQ(pow2.status().code(), absl::StatusCode::kInvalidArgument);
+  auto big = ExtractKnobSpace(KnobLines(R"mlir(    %a = transform.tune.knob<"a"> options = "pow2(1, 2147483647)" -> !transform.param<i64>)mlir"), *problem);
+  ASSERT_TRUE(big.ok()) << big.status();
+  EXPECT_EQ(big->knobs[0].options.back(), "1073741824");
   // divisors of a large prime once looped ~1e18 times; now refused at once.
-  auto prime = ExtractKnobSpace(OneKnob(R"mlir(    %a = transform.tune.knob<"a"> options = "divisors(1000000000000000003)" -> !transform.param<i64>)mlir"), *problem);
+  auto prime = ExtractKnobSpace(KnobLines(R"mlir(    %a = transform.tune.knob<"a"> options = "divisors(1000000000000000003)" -> !transform.param<i64>)mlir"), *problem);
   EXPECT_EQ(prime.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(prime.status().message().find("exceeds the limit"), std::string::npos) << prime.status();
   // Below the limit, divisors come from the sqrt walk, in order.
-  auto divisors = ExtractKnobSpace(OneKnob(R"mlir(    %a = transform.tune.knob<"a"> options = "divisors(1000000007, 1000000007)" -> !transform.param<i64>
+  auto divisors = ExtractKnobSpace(KnobLines(R"mlir(    %a = transform.tune.knob<"a"> options = "divisors(1000000007, 1000000007)" -> !transform.param<i64>
     %b = transform.tune.knob<"b"> options = "divisors(36, 12)" -> !transform.param<i64>)mlir"), *problem);
   ASSERT_TRUE(divisors.ok()) << divisors.status();
   EXPECT_EQ(divisors->knobs[0].options, (std::vector<std::string>{"1", "1000000007"}));
@@ -281,12 +286,12 @@ TEST(KnobSpace, DivisibilityBetweenWordsAndNonUtf8TextAreErrors) {
   auto problem = ParseProblemKey("matmul:m=8,n=8,k=8:f32");
   ASSERT_TRUE(problem.ok());
   // Once threw std::invalid_argument from std::stoll (found by knob_space_fuzzer).
-  auto words = ExtractKnobSpace(OneKnob(R"mlir(    %a = transform.tune.knob<"a"> = "x" from options = ["x", "y"] {mtune.divides = "b"} -> !transform.any_param
+  auto words = ExtractKnobSpace(KnobLines(R"mlir(    %a = transform.tune.knob<"a"> = "x" from options = ["x", "y"] {mtune.divides = "b"} -> !transform.any_param
     %b = transform.tune.knob<"b"> = "z" from options = ["z"] -> !transform.any_param)mlir"), *problem);
   EXPECT_EQ(words.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(words.status().message().find("non-integer option"), std::string::npos) << words.status();
   // Once made the canonical JSON encoder throw (found by knob_space_fuzzer).
-  auto bytes = ExtractKnobSpace(OneKnob(R"mlir(    %a = transform.tune.knob<"a"> options = ["ok", "\FF"] -> !transform.any_param)mlir"), *problem);
+  auto bytes = ExtractKnobSpace(KnobLines(R"mlir(    %a = transform.tune.knob<"a"> options = ["ok", "\FF"] -> !transform.any_param)mlir"), *problem);
   EXPECT_EQ(bytes.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(bytes.status().message().find("UTF-8"), std::string::npos) << bytes.status();
 }
@@ -327,6 +332,61 @@ TEST(TemplateInstantiator, SplicedScriptsEqualInstantiateForEveryBuiltinTemplate
     unknown["no_such_knob"] = "1";
     EXPECT_EQ(instantiator->Instantiate(unknown).status().code(), absl::StatusCode::kInvalidArgument);
   }
+}
+
+
+// A template with one knob `t` declared as `knob` (plus `extra` ops).
+std::string OneKnob(const std::string& knob, const std::string& extra = "") {
+  return R"mlir(module attributes {transform.with_named_sequence} {
+    transform.named_sequence @__transform_main(%r: !transform.any_op {transform.readonly}) {
+      )mlir" + knob + "\n" + extra + R"mlir(
+      transform.yield
+    } })mlir";
+}
+
+TEST(KnobSpace, HugeOptionOperandsAreClearErrorsNotEndlessLoops) {
+  auto problem = ParseProblemKey("matmul:m=8,n=8,k=8:f32");
+  // divisors(X) of a huge prime used to count to X.
+  for (const char* form : {"divisors(9223372036854775783)", "divisors(99999999999999999999)",
+                           "pow2(1, 4294967296)"}) {
+    auto space = ExtractKnobSpace(
+        OneKnob(std::string("%a = transform.tune.knob<\"t\"> options = \"") + form +
+                "\" -> !transform.param<i64>"),
+        *problem);
+    ASSERT_FALSE(space.ok()) << form;
+    EXPECT_NE(space.status().message().find("exceeds the limit"), std::string::npos)
+        << space.status();
+  }
+  // The largest accepted operand expands at once, in order.
+  auto space = ExtractKnobSpace(
+      OneKnob(R"k(%a = transform.tune.knob<"t"> options = "divisors(2147483647)" -> !transform.param<i64>)k"),
+      *problem);
+  ASSERT_TRUE(space.ok()) << space.status();
+  EXPECT_EQ(space->knobs[0].options, (std::vector<std::string>{"1", "2147483647"}));
+  space = ExtractKnobSpace(
+      OneKnob(R"k(%a = transform.tune.knob<"t"> options = "divisors(12, 6)" -> !transform.param<i64>)k"),
+      *problem);
+  ASSERT_TRUE(space.ok()) << space.status();
+  EXPECT_EQ(space->knobs[0].options, (std::vector<std::string>{"1", "2", "3", "4", "6"}));
+  for (const char* form : {"divisors(0)", "divisors(-6)", "divisors(m, 0)"}) {
+    auto empty = ExtractKnobSpace(
+        OneKnob(std::string("%a = transform.tune.knob<\"t\"> options = \"") + form +
+                "\" -> !transform.param<i64>"),
+        *problem);
+    EXPECT_NE(empty.status().message().find("has no options"), std::string::npos)
+        << form << ": " << empty.status();
+  }
+}
+
+TEST(KnobSpace, DivisibilityBetweenNonIntegerKnobsIsAnError) {
+  auto problem = ParseProblemKey("matmul:m=8,n=8,k=8:f32");
+  auto space = ExtractKnobSpace(
+      OneKnob(R"k(%a = transform.tune.knob<"t"> options = ["dot", "outerproduct"] {mtune.divides = "u"} -> !transform.any_param)k",
+              R"k(%b = transform.tune.knob<"u"> options = [4, 8] -> !transform.param<i64>)k"),
+      *problem);
+  ASSERT_FALSE(space.ok());
+  EXPECT_NE(space.status().message().find("non-integer option 'dot'"), std::string::npos)
+      << space.status();
 }
 
 }  // namespace

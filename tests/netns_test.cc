@@ -151,7 +151,9 @@ TEST(NetworkNamespaces, WorkerInAnotherNamespaceCompletesAJobOverVeth) {
   Subprocess coordinator(
       net.In(net.coordinator_ns,
              {MTUNE_COORDINATOR_BIN, "--listen", absl::StrCat(kCoordinatorIp, ":0"), "--port-file",
-              dir + "/port", "--db", db_path, "--min-measure", "0.02"}),
+              dir + "/port", "--db", db_path, "--min-measure", "0.02",
+              // Plaintext on a non-loopback address: a private veth pair made here.
+              "--insecure"}),
       dir + "/coordinator.log");
   for (int i = 0; i < 400 && ReadFile(dir + "/port").empty(); ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(25));
@@ -160,7 +162,8 @@ TEST(NetworkNamespaces, WorkerInAnotherNamespaceCompletesAJobOverVeth) {
   const std::string address = absl::StrCat(kCoordinatorIp, ":", port);
 
   Subprocess worker(net.In(net.worker_ns, {MTUNE_WORKER_BIN, "--coordinator", address, "--cpu",
-                                          "0", "--name", "netns-worker", "--give-up-after", "60"}),
+                                          "0", "--name", "netns-worker", "--give-up-after", "60",
+                                          "--insecure"}),
                     dir + "/worker.log");
   const int64_t rx_before = net.RxBytes(net.coordinator_ns, net.coordinator_if);
 
@@ -168,7 +171,7 @@ TEST(NetworkNamespaces, WorkerInAnotherNamespaceCompletesAJobOverVeth) {
   std::vector<std::string> submit =
       net.In(net.worker_ns, {MTUNE_CLI_BIN, "submit", "--coordinator", address, "--problem",
                              kProblem, "--search", "random", "--trials", "3", "--seed", "5",
-                             "--wait"});
+                             "--wait", "--insecure"});
   std::string command = "timeout 240";
   for (const std::string& arg : submit) command += " '" + arg + "'";
   std::string output;
