@@ -36,12 +36,13 @@ ExternalProject_Add(mtune_fuzzers
     -DMTUNE_LIB_STRATEGIES=$<TARGET_FILE:mtune_strategies>
     -DMTUNE_LIB_SEARCH=$<TARGET_FILE:mtune_search>
     -DMTUNE_LIB_DB=$<TARGET_FILE:mtune_db>
+    -DMTUNE_LIB_SERVER=$<TARGET_FILE:mtune_server>
   # Its own parallelism: the main build's -j does not reach a sub-build.
   BUILD_COMMAND ${CMAKE_COMMAND} --build <BINARY_DIR> --parallel ${MTUNE_FUZZ_BUILD_JOBS}
   INSTALL_COMMAND ""
   # The sub-build tracks its own sources; always ask it (a no-op when up to date).
   BUILD_ALWAYS ON
-  DEPENDS mtune_proto mtune_problem mtune_strategies mtune_search mtune_db)
+  DEPENDS mtune_proto mtune_problem mtune_strategies mtune_search mtune_db mtune_server)
 
 # Executions per target: each finishes in seconds on 2 cores (-max_total_time is the
 # backstop, not the plan). Longer runs: see tests/fuzz/README.md.
