@@ -7,6 +7,8 @@ packages=(
   build-essential cmake ninja-build pkg-config git
   # MLIR/LLVM 22: headers, the shared libMLIR.so, mlir-opt / FileCheck / lit.
   libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools clang-22
+  # libFuzzer and the sanitizer runtimes of clang-22 (tests/fuzz).
+  libclang-rt-22-dev
   libzstd-dev zlib1g-dev libedit-dev libxml2-dev libcurl4-openssl-dev libffi-dev
   # RPC and storage.
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler

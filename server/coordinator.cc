@@ -93,12 +93,16 @@ Coordinator::Coordinator(db::Store* store, CoordinatorOptions options)
 }
 
 Coordinator::~Coordinator() {
+  Stop();
+  reaper_.join();
+}
+
+void Coordinator::Stop() {
   {
     std::lock_guard lock(mu_);
     stopping_ = true;
   }
   changed_.notify_all();
-  reaper_.join();
 }
 
 double Coordinator::Now() const {
@@ -138,8 +142,10 @@ absl::StatusOr<std::unique_ptr<Coordinator::JobRun>> Coordinator::PlanJob(
     if (!tpl->TunesFamily(problem->family))
       return absl::InvalidArgumentError(absl::StrCat("template ", tpl->name, " tunes ", tpl->family,
                                                      ", not ", problem->family));
-    auto knobs = strategies::ExtractKnobSpace(tpl->text, *problem);
-    if (!knobs.ok()) return knobs.status();
+    // Parsed and printed once: each task's script is then spliced, not re-printed.
+    auto instantiator = strategies::TemplateInstantiator::Create(tpl->text, *problem);
+    if (!instantiator.ok()) return instantiator.status();
+    const strategies::KnobSpace* knobs = &instantiator->space();
 
     auto run = std::make_unique<ProblemRun>();
     run->problem = *problem;
@@ -200,6 +206,7 @@ absl::StatusOr<std::unique_ptr<Coordinator::JobRun>> Coordinator::PlanJob(
     auto algorithm = search::MakeSearch(spec.search(), run->space, search_options);
     if (!algorithm.ok()) return algorithm.status();
     run->search = std::move(*algorithm);
+    run->instantiator.emplace(*std::move(instantiator));
     job->problems.push_back(std::move(run));
   }
   if (job->problems.size() > 1 && spec.allocation() != "equal") {
@@ -446,7 +453,8 @@ bool Coordinator::ProposeOneLocked(JobRun& job, ProblemRun& run) {
   task.set_time_limit_s(options_.task_time_limit_s);
   task.set_min_measure_s(options_.min_measure_s);
   ++run.proposed;
-  auto script = strategies::Instantiate(run.template_text, run.problem, *values);
+  auto script = run.instantiator ? run.instantiator->Instantiate(*values)
+                                 : strategies::Instantiate(run.template_text, run.problem, *values);
   if (!script.ok()) {
     // Stored as a failed trial without bothering a worker.
     mtune::v1::TrialResult trial;

@@ -84,6 +84,10 @@ class Coordinator {
 
   db::Store* store() { return store_; }
 
+  // Wakes every blocked NextTask / WaitForJobChange call and makes later ones
+  // return at once, so that RPC handlers end promptly when the server stops.
+  void Stop();
+
  private:
   struct QueuedTask {
     mtune::v1::Task task;
@@ -94,6 +98,7 @@ class Coordinator {
     std::string template_name;
     std::string template_text;
     strategies::KnobSpace knobs;
+    std::optional<strategies::TemplateInstantiator> instantiator;
     search::Space space;
     std::unique_ptr<search::SearchAlgorithm> search;
     uint32_t budget = 0;       // trials to run in this coordinator's lifetime

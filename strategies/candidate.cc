@@ -25,7 +25,9 @@ std::string CanonicalJson(const KnobValues& values) {
     else
       object[name] = value;
   }
-  return object.dump();
+  // Knob spaces refuse non-UTF-8 names and values; a candidate read from elsewhere
+  // must not throw here, so invalid bytes become U+FFFD.
+  return object.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 std::string StableHash(const std::string& text) {

@@ -1,6 +1,7 @@
 #include "strategies/knob_space.h"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <limits>
 #include <map>
@@ -11,6 +12,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "llvm/Support/ConvertUTF.h"
 #include "llvm/Support/raw_ostream.h"
 #include "mlir/Dialect/Transform/SMTExtension/SMTExtensionOps.h"
 #include "mlir/Dialect/Transform/TuneExtension/TuneExtensionOps.h"
@@ -34,6 +36,13 @@ constexpr char kDividesAttr[] = "mtune.divides";
 // Expanded option sets larger than this are refused: a typo like pow2(1, 1e9) must
 // not turn into an endless space.
 constexpr size_t kMaxOptions = 4096;
+// Knob names and values travel in proto strings and canonical JSON, which both
+// require UTF-8 (an invalid byte once made the JSON encoder throw).
+bool IsUtf8(const std::string& text) {
+  const auto* begin = reinterpret_cast<const llvm::UTF8*>(text.data());
+  return llvm::isLegalUTF8String(&begin, begin + text.size());
+}
+
 // Largest magnitude of an option-form operand: far above any dimension (2^16),
 // small enough that expanding divisors(X) stays instant.
 constexpr int64_t kMaxOptionOperand = int64_t{1} << 31;
@@ -95,8 +104,12 @@ absl::StatusOr<std::vector<int64_t>> ExpandOptionForm(absl::string_view form, co
     if (!hi.ok()) return hi.status();
     if (*lo <= 0)
       return absl::InvalidArgumentError(absl::StrCat("knob '", knob, "': pow2 needs LO > 0"));
-    for (int64_t p = 1; p <= std::max(*hi, *lo) && p > 0; p *= 2)
+    // Doubling stops before it could overflow (a bound near INT64_MAX once did).
+    const int64_t limit = std::max(*hi, *lo);
+    for (int64_t p = 1; p <= limit; p *= 2) {
       if (p >= *lo) values.push_back(p);
+      if (p > limit / 2) break;
+    }
   } else if (fn == "divisors" && (args.size() == 1 || args.size() == 2)) {
     auto x = ResolveOperand(args[0], problem, knob);
     if (!x.ok()) return x.status();
@@ -290,6 +303,18 @@ absl::StatusOr<KnobSpace> ExtractKnobSpace(absl::string_view template_text, cons
     } else {
       return;
     }
+    for (const std::string* text : {&spec.name, &spec.default_value})
+      if (!IsUtf8(*text)) {
+        status = absl::InvalidArgumentError(
+            absl::StrCat("knob '", spec.name, "': name or value is not valid UTF-8"));
+        return;
+      }
+    for (const std::string& option : spec.options)
+      if (!IsUtf8(option)) {
+        status = absl::InvalidArgumentError(
+            absl::StrCat("knob '", spec.name, "': option is not valid UTF-8"));
+        return;
+      }
     if (!names.insert(spec.name).second) {
       status = absl::InvalidArgumentError(absl::StrCat("knob '", spec.name, "' is declared twice"));
       return;
@@ -299,12 +324,12 @@ absl::StatusOr<KnobSpace> ExtractKnobSpace(absl::string_view template_text, cons
   if (!status.ok()) return status;
   for (const KnobSpec& k : space.knobs) {
     if (k.divides.empty()) continue;
-    if (!names.contains(k.divides))
+    auto other = std::find_if(space.knobs.begin(), space.knobs.end(),
+                              [&](const KnobSpec& o) { return o.name == k.divides; });
+    if (other == space.knobs.end())
       return absl::InvalidArgumentError(absl::StrCat(
           "knob '", k.name, "' must divide knob '", k.divides, "', which does not exist"));
     // Divisibility is only defined between integer knobs.
-    auto other = std::find_if(space.knobs.begin(), space.knobs.end(),
-                              [&](const KnobSpec& o) { return o.name == k.divides; });
     const KnobSpec* divided = &*other;
     for (const KnobSpec* spec : {&k, divided})
       for (const std::string& option : spec->options)
@@ -359,6 +384,117 @@ absl::StatusOr<std::string> Instantiate(absl::string_view template_text, const P
   llvm::raw_string_ostream os(text);
   module->get()->print(os);
   return text;
+}
+
+absl::StatusOr<TemplateInstantiator> TemplateInstantiator::Create(absl::string_view template_text,
+                                                                 const Problem& problem) {
+  TemplateInstantiator result;
+  result.template_text_ = std::string(template_text);
+  result.problem_ = problem;
+  auto space = ExtractKnobSpace(template_text, problem);
+  if (!space.ok()) return space.status();
+  result.space_ = *std::move(space);
+
+  // Print the template once with a unique marker as every knob's selected value,
+  // options expanded as Instantiate() expands them.
+  mlir::MLIRContext* context = ThreadContext();
+  auto module = ParseTemplate(template_text, context);
+  if (!module.ok()) return module.status();
+  mlir::Builder b(context);
+  std::vector<std::string> markers;
+  std::vector<mlir::Operation*> constraints;
+  absl::Status status;
+  (*module)->walk([&](mlir::Operation* op) {
+    if (!status.ok()) return;
+    if (llvm::isa<mlir::transform::smt::ConstrainParamsOp>(op)) constraints.push_back(op);
+    Slot slot;
+    std::string marker;
+    if (auto knob = llvm::dyn_cast<KnobOp>(op)) {
+      auto options = ExpandOptions(knob, problem);
+      if (!options.ok()) {
+        status = options.status();
+        return;
+      }
+      slot.knob = knob.getName().str();
+      for (mlir::Attribute a : *options) {
+        std::string text;
+        llvm::raw_string_ostream os(text);
+        a.print(os);  // as the op printer prints `selected` (with its type)
+        slot.printed.emplace(OptionText(a), text);
+      }
+      marker = absl::StrCat("__mtune_selected_", markers.size(), "__");
+      knob.setSelectedAttr(b.getStringAttr(marker));
+      knob.setOptionsAttr(b.getArrayAttr(*options));
+      marker = "\"" + marker + "\"";
+    } else if (auto alt = llvm::dyn_cast<AlternativesOp>(op)) {
+      slot.knob = alt.getName().str();
+      std::vector<std::string> labels = AlternativeLabels(alt);
+      // The first label wins among duplicates, as in Instantiate().
+      for (size_t i = labels.size(); i-- > 0;) slot.printed[labels[i]] = std::to_string(i);
+      const int64_t sentinel = 900000000 + static_cast<int64_t>(markers.size());
+      alt.setSelectedRegionAttrAttr(b.getIndexAttr(sentinel));
+      marker = absl::StrCat("selected_region = ", sentinel);
+      for (auto& [label, index] : slot.printed) index = "selected_region = " + index;
+    } else {
+      return;
+    }
+    markers.push_back(marker);
+    result.slots_.push_back(std::move(slot));
+  });
+  if (!status.ok()) return status;
+  // As in Instantiate(): constraints are checked by mtune, not left for the interpreter.
+  for (mlir::Operation* op : constraints) op->erase();
+  std::string printed;
+  {
+    llvm::raw_string_ostream os(printed);
+    // The markers do not verify; print the custom form regardless.
+    module->get()->print(os, mlir::OpPrintingFlags().assumeVerified());
+  }
+  size_t from = 0;
+  bool split = true;
+  for (const std::string& marker : markers) {
+    const size_t at = printed.find(marker, from);
+    if (at == std::string::npos || printed.find(marker, at + marker.size()) != std::string::npos) {
+      split = false;
+      break;
+    }
+    result.segments_.push_back(printed.substr(from, at - from));
+    from = at + marker.size();
+  }
+  result.segments_.push_back(printed.substr(from));
+
+  // Splicing must give Instantiate()'s exact text; try the candidates at hand.
+  if (split) {
+    result.fast_ = true;
+    std::vector<KnobValues> probes;
+    if (auto defaults = result.space_.Defaults()) probes.push_back(*defaults);
+    KnobValues last;
+    for (const KnobSpec& k : result.space_.knobs) last[k.name] = k.options.back();
+    if (result.space_.Check(last).ok()) probes.push_back(last);
+    for (const KnobValues& probe : probes) {
+      auto fast = result.Instantiate(probe);
+      auto slow = mtune::strategies::Instantiate(template_text, problem, probe);
+      if (!fast.ok() || !slow.ok() || *fast != *slow) result.fast_ = false;
+    }
+  }
+  if (!result.fast_) result.segments_.clear(), result.slots_.clear();
+  return result;
+}
+
+absl::StatusOr<std::string> TemplateInstantiator::Instantiate(const KnobValues& values) const {
+  if (!fast_) return mtune::strategies::Instantiate(template_text_, problem_, values);
+  if (absl::Status s = space_.Check(values); !s.ok()) return s;
+  std::string out = segments_[0];
+  for (size_t i = 0; i < slots_.size(); ++i) {
+    const Slot& slot = slots_[i];
+    auto value = values.find(slot.knob);
+    auto printed = value == values.end() ? slot.printed.end() : slot.printed.find(value->second);
+    if (printed == slot.printed.end())
+      return absl::InvalidArgumentError(absl::StrCat("no value for knob '", slot.knob, "'"));
+    out += printed->second;
+    out += segments_[i + 1];
+  }
+  return out;
 }
 
 }  // namespace mtune::strategies

@@ -21,6 +21,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include "absl/strings/string_view.h"
@@ -74,5 +75,37 @@ absl::StatusOr<KnobSpace> ExtractKnobSpace(absl::string_view template_text, cons
 // InvalidArgument when a value is missing, unknown or outside its options.
 absl::StatusOr<std::string> Instantiate(absl::string_view template_text, const Problem& problem,
                                         const KnobValues& values);
+
+// Instantiate() for many candidates of one (template, problem): parses, expands and
+// prints the template once, then builds each script by splicing the selected values
+// into the printed text (microseconds instead of milliseconds: the coordinator
+// instantiates every task it queues). Gives exactly Instantiate()'s text; checked
+// against it on creation, and Instantiate() itself is used when they would differ.
+class TemplateInstantiator {
+ public:
+  // InvalidArgument as ExtractKnobSpace.
+  static absl::StatusOr<TemplateInstantiator> Create(absl::string_view template_text,
+                                                     const Problem& problem);
+  const KnobSpace& space() const { return space_; }
+  // Same contract as Instantiate(template_text, problem, values).
+  absl::StatusOr<std::string> Instantiate(const KnobValues& values) const;
+  // False when splicing could not reproduce Instantiate() for this template.
+  bool fast() const { return fast_; }
+
+ private:
+  std::string template_text_;
+  Problem problem_;
+  KnobSpace space_;
+  bool fast_ = false;
+  // Printed template split at each knob's selected value: segments_.size() ==
+  // slots_.size() + 1.
+  std::vector<std::string> segments_;
+  struct Slot {
+    std::string knob;
+    // Option text (as in KnobValues) -> its text in the printed script.
+    std::map<std::string, std::string> printed;
+  };
+  std::vector<Slot> slots_;
+};
 
 }  // namespace mtune::strategies

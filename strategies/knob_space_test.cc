@@ -253,6 +253,88 @@ TEST(KnobSpace, DuplicateKnobsAndEmptyOptionsAreErrors) {
             std::string::npos);
 }
 
+// A template of one knob line (the fuzzers' regression inputs).
+std::string KnobLines(const std::string& knobs) {
+  return "module attributes {transform.with_named_sequence} {\n"
+         "  transform.named_sequence @__transform_main(%root: !transform.any_op) {\n" +
+         knobs + "\n    transform.yield\n  }\n}\n";
+}
+
+TEST(KnobSpace, HugeOptionFormOperandsAreBoundedNotOverflowedOrLooped) {
+  auto problem = ParseProblemKey("matmul:m=8,n=8,k=8:f32");
+  ASSERT_TRUE(problem.ok());
+  // pow2 up to INT64_MAX once overflowed while doubling (knob_space_fuzzer, UBSan);
+  // operands are now bounded, and the doubling itself cannot overflow.
+  auto pow2 = ExtractKnobSpace(KnobLines(R"mlir(    %a = transform.tune.knob<"a"> options = "pow2(1, 9223372036854775807)" -> !transform.param<i64>)mlir"), *problem);
+  EXPECT_EQ(pow2.status().code(), absl::StatusCode::kInvalidArgument);
+  auto big = ExtractKnobSpace(KnobLines(R"mlir(    %a = transform.tune.knob<"a"> options = "pow2(1, 2147483647)" -> !transform.param<i64>)mlir"), *problem);
+  ASSERT_TRUE(big.ok()) << big.status();
+  EXPECT_EQ(big->knobs[0].options.back(), "1073741824");
+  // divisors of a large prime once looped ~1e18 times; now refused at once.
+  auto prime = ExtractKnobSpace(KnobLines(R"mlir(    %a = transform.tune.knob<"a"> options = "divisors(1000000000000000003)" -> !transform.param<i64>)mlir"), *problem);
+  EXPECT_EQ(prime.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(prime.status().message().find("exceeds the limit"), std::string::npos) << prime.status();
+  // Below the limit, divisors come from the sqrt walk, in order.
+  auto divisors = ExtractKnobSpace(KnobLines(R"mlir(    %a = transform.tune.knob<"a"> options = "divisors(1000000007, 1000000007)" -> !transform.param<i64>
+    %b = transform.tune.knob<"b"> options = "divisors(36, 12)" -> !transform.param<i64>)mlir"), *problem);
+  ASSERT_TRUE(divisors.ok()) << divisors.status();
+  EXPECT_EQ(divisors->knobs[0].options, (std::vector<std::string>{"1", "1000000007"}));
+  EXPECT_EQ(divisors->knobs[1].options, (std::vector<std::string>{"1", "2", "3", "4", "6", "9", "12"}));
+}
+
+TEST(KnobSpace, DivisibilityBetweenWordsAndNonUtf8TextAreErrors) {
+  auto problem = ParseProblemKey("matmul:m=8,n=8,k=8:f32");
+  ASSERT_TRUE(problem.ok());
+  // Once threw std::invalid_argument from std::stoll (found by knob_space_fuzzer).
+  auto words = ExtractKnobSpace(KnobLines(R"mlir(    %a = transform.tune.knob<"a"> = "x" from options = ["x", "y"] {mtune.divides = "b"} -> !transform.any_param
+    %b = transform.tune.knob<"b"> = "z" from options = ["z"] -> !transform.any_param)mlir"), *problem);
+  EXPECT_EQ(words.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(words.status().message().find("non-integer option"), std::string::npos) << words.status();
+  // Once made the canonical JSON encoder throw (found by knob_space_fuzzer).
+  auto bytes = ExtractKnobSpace(KnobLines(R"mlir(    %a = transform.tune.knob<"a"> options = ["ok", "\FF"] -> !transform.any_param)mlir"), *problem);
+  EXPECT_EQ(bytes.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(bytes.status().message().find("UTF-8"), std::string::npos) << bytes.status();
+}
+
+TEST(TemplateInstantiator, SplicedScriptsEqualInstantiateForEveryBuiltinTemplate) {
+  for (const auto& [key, name] : std::vector<std::pair<std::string, std::string>>{
+           {"matmul:m=96,n=80,k=64:f32", "matmul_2level"},
+           {"matmul:m=512,n=256,k=1024:f32", "matmul_packed"},
+           {"transpose_2d:m=100,n=37:f32", "copy_tiled"},
+           {"reduce_cols_2d:m=64,n=300:f32", "reduce_tiled"}}) {
+    auto problem = ParseProblemKey(key);
+    ASSERT_TRUE(problem.ok());
+    auto tpl = FindTemplate(name);
+    ASSERT_TRUE(tpl.ok()) << tpl.status();
+    auto instantiator = TemplateInstantiator::Create(tpl->text, *problem);
+    ASSERT_TRUE(instantiator.ok()) << instantiator.status();
+    EXPECT_TRUE(instantiator->fast()) << name << " fell back to re-printing";
+    // Candidates walking every option of every knob (one knob varies at a time).
+    const KnobSpace& space = instantiator->space();
+    KnobValues base;
+    for (const auto& k : space.knobs) base[k.name] = k.options.front();
+    int compared = 0;
+    for (const auto& k : space.knobs) {
+      for (const auto& option : k.options) {
+        KnobValues values = base;
+        values[k.name] = option;
+        auto slow = Instantiate(tpl->text, *problem, values);
+        auto fast = instantiator->Instantiate(values);
+        ASSERT_EQ(slow.ok(), fast.ok()) << name << ": " << slow.status() << " / " << fast.status();
+        if (slow.ok()) {
+          EXPECT_EQ(*fast, *slow) << name;
+          ++compared;
+        }
+      }
+    }
+    EXPECT_GT(compared, 0) << name;
+    KnobValues unknown = base;
+    unknown["no_such_knob"] = "1";
+    EXPECT_EQ(instantiator->Instantiate(unknown).status().code(), absl::StatusCode::kInvalidArgument);
+  }
+}
+
+
 // A template with one knob `t` declared as `knob` (plus `extra` ops).
 std::string OneKnob(const std::string& knob, const std::string& extra = "") {
   return R"mlir(module attributes {transform.with_named_sequence} {

@@ -1,0 +1,131 @@
+#include "bench/load/simulated_worker.h"
+
+#include <chrono>
+
+#include "absl/strings/str_cat.h"
+
+namespace mtune::bench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::chrono::system_clock::time_point In(double seconds) {
+  return std::chrono::system_clock::now() +
+         std::chrono::microseconds(static_cast<int64_t>(seconds * 1e6));
+}
+
+}  // namespace
+
+mtune::v1::Result SyntheticResult(const mtune::v1::Task& task) {
+  // FNV-1a of the candidate hash: stable, spread over [10, 110) GFLOP/s.
+  uint64_t h = 1469598103934665603ull;
+  for (char c : task.candidate().hash()) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+  const double gflops = 10 + static_cast<double>(h % 10000) / 100;
+  mtune::v1::Result result;
+  result.set_status(mtune::v1::RESULT_STATUS_OK);
+  result.set_gflops(gflops);
+  result.set_gbps(gflops / 4);
+  result.set_roofline_gflops(200);
+  result.set_roofline_level("L2");
+  result.set_fraction_of_roofline(gflops / 200);
+  mtune::v1::Timing* timing = result.mutable_timing();
+  const double median_s = 1e-3 * 100 / gflops;
+  timing->set_median_s(median_s);
+  timing->set_p25_s(median_s);
+  timing->set_p75_s(median_s);
+  timing->set_min_s(median_s);
+  timing->set_repetitions(1);
+  return result;
+}
+
+SimulatedWorker::SimulatedWorker(const std::string& coordinator_address, int index,
+                                 std::atomic<int64_t>* stored)
+    : name_(absl::StrCat("load-sim/", index)), stored_(stored) {
+  // A connection of its own, as separate worker processes would have.
+  grpc::ChannelArguments args;
+  args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+  channel_ = grpc::CreateCustomChannel(coordinator_address, grpc::InsecureChannelCredentials(), args);
+  stub_ = mtune::v1::Coordinator::NewStub(channel_);
+}
+
+absl::Status SimulatedWorker::Register() {
+  mtune::v1::RegisterRequest request;
+  request.set_name(name_);
+  request.mutable_target()->set_id(kSimulatedTargetId);
+  request.mutable_target()->set_kind("cpu");
+  request.mutable_target()->set_cpu("simulated");
+  request.mutable_calibration()->set_peak_gflops_f32(200);
+  mtune::v1::BandwidthLevel* l2 = request.mutable_calibration()->add_bandwidth();
+  l2->set_level("L2");
+  l2->set_gbps(100);
+  request.set_cpu(-1);
+  grpc::ClientContext context;
+  context.set_deadline(In(30));
+  mtune::v1::RegisterResponse response;
+  grpc::Status status = stub_->Register(&context, request, &response);
+  if (!status.ok())
+    return absl::UnavailableError(absl::StrCat(name_, ": Register: ", status.error_message()));
+  worker_id_ = response.worker_id();
+  heartbeat_interval_s_ = response.heartbeat_interval_s();
+  return absl::OkStatus();
+}
+
+grpc::Status SimulatedWorker::Serve() {
+  grpc::ClientContext context;
+  {
+    std::lock_guard lock(context_mu_);
+    if (stop_) return grpc::Status(grpc::StatusCode::CANCELLED, "stopped");
+    lease_context_ = &context;
+  }
+  mtune::v1::LeaseRequest lease;
+  lease.set_worker_id(worker_id_);
+  Clock::time_point asked = Clock::now();
+  auto reader = stub_->Lease(&context, lease);
+  mtune::v1::Task task;
+  while (reader->Read(&task)) {
+    if (task_ids_.empty())
+      first_task_at_ = Clock::now();
+    else
+      lease_latencies_s_.push_back(std::chrono::duration<double>(Clock::now() - asked).count());
+    task_ids_.push_back(task.task_id());
+    current_task_ = task.task_id();
+    mtune::v1::ReportResultRequest report;
+    report.set_worker_id(worker_id_);
+    report.set_task_id(task.task_id());
+    *report.mutable_result() = SyntheticResult(task);
+    mtune::v1::ReportResultResponse ack;
+    grpc::ClientContext report_context;
+    report_context.set_deadline(In(60));
+    grpc::Status status = stub_->ReportResult(&report_context, report, &ack);
+    if (!status.ok() || !ack.stored())
+      ++failed_reports_;
+    else if (stored_ != nullptr)
+      ++*stored_;
+    current_task_ = 0;
+    // The coordinator pushes the next task once this one is reported.
+    asked = Clock::now();
+  }
+  grpc::Status end = reader->Finish();
+  std::lock_guard lock(context_mu_);
+  lease_context_ = nullptr;
+  return end;
+}
+
+void SimulatedWorker::Heartbeat() {
+  if (worker_id_.empty()) return;
+  mtune::v1::HeartbeatRequest beat;
+  beat.set_worker_id(worker_id_);
+  beat.set_task_id(current_task_);
+  grpc::ClientContext context;
+  context.set_deadline(In(5));
+  mtune::v1::HeartbeatResponse reply;
+  (void)stub_->Heartbeat(&context, beat, &reply);
+}
+
+void SimulatedWorker::Stop() {
+  std::lock_guard lock(context_mu_);
+  stop_ = true;
+  if (lease_context_ != nullptr) lease_context_->TryCancel();
+}
+
+}  // namespace mtune::bench

@@ -1,0 +1,78 @@
+// Simulated workers for load tests only: the fast measurement mode of
+// mtune-bench-load. A SimulatedWorker speaks the real worker protocol of
+// mtune.v1.Coordinator (Register, the Lease stream, Heartbeat, ReportResult) over
+// its own gRPC connection, but instead of compiling and timing a candidate it
+// reports a synthetic RESULT_STATUS_OK result at once. Its worker names start with
+// "load-sim/" and its target id is kSimulatedTargetId, so its results can never be
+// mistaken for measurements.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "grpcpp/grpcpp.h"
+#include "proto/mtune.grpc.pb.h"
+
+namespace mtune::bench {
+
+// The target every simulated worker registers with.
+inline constexpr char kSimulatedTargetId[] = "cpu:simulated:load-test";
+
+// The synthetic result reported for `task`: OK, with a figure derived from the
+// candidate's hash so that searches see varied (but meaningless) feedback.
+mtune::v1::Result SyntheticResult(const mtune::v1::Task& task);
+
+class SimulatedWorker {
+ public:
+  // `index` makes the name unique: "load-sim/<index>". `stored`, if given, counts
+  // the reports acknowledged as stored (shared by all workers of a run).
+  SimulatedWorker(const std::string& coordinator_address, int index,
+                  std::atomic<int64_t>* stored = nullptr);
+
+  absl::Status Register();
+  // Leases tasks and reports each at once until the stream ends or Stop() is called.
+  // Returns the stream's final status (CANCELLED after Stop()).
+  grpc::Status Serve();
+  // One heartbeat (the protocol asks for one every heartbeat_interval_s).
+  void Heartbeat();
+  // Ends Serve() soon; thread-safe.
+  void Stop();
+
+  const std::string& name() const { return name_; }
+  double heartbeat_interval_s() const { return heartbeat_interval_s_; }
+  // Seconds from asking for work (the previous report's acknowledgement, after
+  // which the coordinator pushes the next task) to receiving the task, one per task
+  // but the first. Read after Serve() returned.
+  const std::vector<double>& lease_latencies_s() const { return lease_latencies_s_; }
+  // When the first task arrived (the stream opens before any job exists, so its
+  // wait is job start-up, not lease latency).
+  std::chrono::steady_clock::time_point first_task_at() const { return first_task_at_; }
+  // Every task id received, in order. Read after Serve() returned.
+  const std::vector<int64_t>& task_ids() const { return task_ids_; }
+  // Reports the coordinator did not acknowledge as stored.
+  int failed_reports() const { return failed_reports_; }
+
+ private:
+  std::string name_;
+  std::atomic<int64_t>* stored_;
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<mtune::v1::Coordinator::Stub> stub_;
+  std::string worker_id_;
+  double heartbeat_interval_s_ = 1;
+  std::atomic<int64_t> current_task_{0};
+  std::atomic<bool> stop_{false};
+  std::mutex context_mu_;
+  grpc::ClientContext* lease_context_ = nullptr;  // guarded by context_mu_
+  std::vector<double> lease_latencies_s_;
+  std::chrono::steady_clock::time_point first_task_at_{};
+  std::vector<int64_t> task_ids_;
+  int failed_reports_ = 0;
+};
+
+}  // namespace mtune::bench
