@@ -12,6 +12,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "llvm/Support/raw_ostream.h"
+#include "mlir/Dialect/Transform/SMTExtension/SMTExtensionOps.h"
 #include "mlir/Dialect/Transform/TuneExtension/TuneExtensionOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -19,6 +20,7 @@
 #include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
 #include "strategies/mlir_support.h"
+#include "strategies/smt_constraints.h"
 
 namespace mtune::strategies {
 namespace {
@@ -176,6 +178,8 @@ bool KnobSpace::SatisfiesConstraints(const KnobValues& values) const {
     int64_t a = std::stoll(mine->second), b = std::stoll(other->second);
     if (a <= 0 || b % a != 0) return false;
   }
+  for (const ParamConstraint& c : constraints)
+    if (!c.Holds(values)) return false;
   return true;
 }
 
@@ -199,6 +203,13 @@ absl::Status KnobSpace::Check(const KnobValues& values) const {
       return absl::InvalidArgumentError(absl::StrCat("constraint violated: ", k.name, "=",
                                                      values.at(k.name), " must divide ", k.divides,
                                                      "=", values.at(k.divides)));
+  for (const ParamConstraint& c : constraints) {
+    if (c.Holds(values)) continue;
+    std::vector<std::string> read;
+    for (const std::string& knob : c.Knobs()) read.push_back(knob + "=" + values.at(knob));
+    return absl::InvalidArgumentError(absl::StrCat("constraint at ", c.where, " violated by ",
+                                                   absl::StrJoin(read, ", ")));
+  }
   return absl::OkStatus();
 }
 
@@ -211,6 +222,14 @@ absl::StatusOr<KnobSpace> ExtractKnobSpace(absl::string_view template_text, cons
   std::set<std::string> names;
   (*module)->walk([&](mlir::Operation* op) {
     if (!status.ok()) return;
+    if (llvm::isa<mlir::transform::smt::ConstrainParamsOp>(op)) {
+      auto constraint = CompileParamConstraint(op, problem);
+      if (constraint.ok())
+        space.constraints.push_back(std::move(*constraint));
+      else
+        status = constraint.status();
+      return;
+    }
     KnobSpec spec;
     if (auto knob = llvm::dyn_cast<KnobOp>(op)) {
       spec.name = knob.getName().str();
@@ -269,7 +288,9 @@ absl::StatusOr<std::string> Instantiate(absl::string_view template_text, const P
   if (!module.ok()) return module.status();
   mlir::Builder b(context);
   absl::Status status;
+  std::vector<mlir::Operation*> constraints;
   (*module)->walk([&](mlir::Operation* op) {
+    if (llvm::isa<mlir::transform::smt::ConstrainParamsOp>(op)) constraints.push_back(op);
     if (auto knob = llvm::dyn_cast<KnobOp>(op)) {
       auto options = ExpandOptions(knob, problem);
       if (!options.ok()) {
@@ -289,6 +310,8 @@ absl::StatusOr<std::string> Instantiate(absl::string_view template_text, const P
     }
   });
   if (!status.ok()) return status;
+  // Checked above; the interpreter's own semantics for them is to always fail.
+  for (mlir::Operation* op : constraints) op->erase();
   DiagnosticCapture diagnostics(context);
   if (mlir::failed(mlir::verify(module->get())))
     return diagnostics.ToStatus(absl::StatusCode::kInvalidArgument,

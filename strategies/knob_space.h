@@ -13,7 +13,11 @@
 // region labels, taken from the op's `mtune.labels` array (else "0", "1", ...).
 //
 // Constraints. `mtune.divides = "OTHER"` on a knob requires its value to divide
-// the value of knob OTHER; candidates breaking it are pruned before compiling.
+// the value of knob OTHER. Any other relation (footprints that must fit a cache,
+// products of tiles, ...) is declared with upstream `transform.smt.constrain_params`
+// over knob results (see param_constraint.h for what mtune evaluates). Candidates
+// breaking a constraint are pruned before compiling, and Instantiate removes the
+// constrain_params ops (the interpreter would fail on them).
 #pragma once
 
 #include <cstdint>
@@ -25,6 +29,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "strategies/candidate.h"
+#include "strategies/param_constraint.h"
 #include "strategies/problem.h"
 
 namespace mtune::strategies {
@@ -45,6 +50,8 @@ struct KnobSpec {
 // Every knob of a template for one problem, in template order.
 struct KnobSpace {
   std::vector<KnobSpec> knobs;
+  // The template's transform.smt.constrain_params, compiled for the problem.
+  std::vector<ParamConstraint> constraints;
 
   // Number of candidates before constraints (saturates at UINT64_MAX).
   uint64_t Size() const;

@@ -79,6 +79,106 @@ TEST(KnobSpace, ConstraintPrunesANonDividingInnerTile) {
   EXPECT_FALSE(Instantiate(text, *problem, bad).ok());
 }
 
+// A footprint constraint over two knobs and a problem dimension, written with
+// upstream transform.smt.constrain_params: tm * k * elem_bytes <= 16384 and tn % tm == 0.
+constexpr char kSmtTemplate[] = R"mlir(module attributes {transform.with_named_sequence} {
+  transform.named_sequence @__transform_main(%r: !transform.any_op {transform.readonly}) {
+    %tm = transform.tune.knob<"tm"> = 4 from options = [2, 4, 8, 16] -> !transform.param<i64>
+    %tn = transform.tune.knob<"tn"> = 8 from options = [6, 8, 16] -> !transform.param<i64>
+    transform.smt.constrain_params(%tm, %tn) : (!transform.param<i64>, !transform.param<i64>) -> () {
+    ^bb0(%a: !smt.int, %b: !smt.int):
+      %k = smt.declare_fun "k" : !smt.int
+      %e = smt.declare_fun "elem_bytes" : !smt.int
+      %bytes = smt.int.mul %a, %k, %e
+      %cap = smt.int.constant 16384
+      %fits = smt.int.cmp le %bytes, %cap
+      %rem = smt.int.mod %b, %a
+      %zero = smt.int.constant 0
+      %divides = smt.eq %rem, %zero : !smt.int
+      %both = smt.and %fits, %divides
+      smt.assert %both
+    }
+    transform.yield
+  }
+})mlir";
+
+TEST(KnobSpace, SmtConstraintPrunesWithoutCompilingAndIsRemovedOnInstantiation) {
+  auto problem = ParseProblemKey("matmul:m=64,n=64,k=512:f32");  // 512 * 4 B per tm row
+  ASSERT_TRUE(problem.ok());
+  auto space = ExtractKnobSpace(kSmtTemplate, *problem);
+  ASSERT_TRUE(space.ok()) << space.status();
+  ASSERT_EQ(space->constraints.size(), 1u);
+  EXPECT_EQ(space->constraints[0].Knobs(), (std::vector<std::string>{"tm", "tn"}));
+  EXPECT_TRUE(space->SatisfiesConstraints({{"tm", "8"}, {"tn", "16"}}));    // 16 KiB, 8 | 16
+  EXPECT_FALSE(space->SatisfiesConstraints({{"tm", "16"}, {"tn", "16"}}));  // 32 KiB
+  EXPECT_FALSE(space->SatisfiesConstraints({{"tm", "4"}, {"tn", "6"}}));    // 4 does not divide 6
+  absl::Status s = space->Check({{"tm", "16"}, {"tn", "16"}});
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("violated by tm=16, tn=16"), std::string::npos) << s;
+  EXPECT_FALSE(Instantiate(kSmtTemplate, *problem, {{"tm", "16"}, {"tn", "16"}}).ok());
+
+  // The same template for a smaller k admits the larger tile: the dimension is bound per problem.
+  auto small = ParseProblemKey("matmul:m=64,n=64,k=128:f32");
+  auto small_space = ExtractKnobSpace(kSmtTemplate, *small);
+  ASSERT_TRUE(small_space.ok());
+  EXPECT_TRUE(small_space->SatisfiesConstraints({{"tm", "16"}, {"tn", "16"}}));
+
+  // The interpreter always fails on constrain_params: instantiation removes it.
+  auto script = Instantiate(kSmtTemplate, *problem, {{"tm", "8"}, {"tn", "16"}});
+  ASSERT_TRUE(script.ok()) << script.status();
+  EXPECT_EQ(script->find("constrain_params"), std::string::npos);
+  EXPECT_EQ(script->find("smt."), std::string::npos);
+}
+
+TEST(KnobSpace, MatmulPackedPrunesSpillingRegisterTilesForEveryElementType) {
+  auto tpl = FindTemplate("matmul_packed");
+  ASSERT_TRUE(tpl.ok()) << tpl.status();
+  for (const char* type : {"f32", "bf16"}) {  // bf16 accumulates in f32: same registers
+    auto problem = ParseProblemKey(std::string("matmul:m=256,n=256,k=256:") + type);
+    ASSERT_TRUE(problem.ok());
+    auto space = ExtractKnobSpace(tpl->text, *problem);
+    ASSERT_TRUE(space.ok()) << space.status();
+    KnobValues values = *space->Defaults();
+    EXPECT_TRUE(space->SatisfiesConstraints(values)) << type;
+    values["tile_m2"] = "16";
+    values["tile_n2"] = "32";  // 16 x 32 f32 accumulators: all 32 zmm registers
+    EXPECT_FALSE(space->SatisfiesConstraints(values)) << type;
+    values["tile_n2"] = "16";
+    EXPECT_TRUE(space->SatisfiesConstraints(values)) << type;
+  }
+}
+
+TEST(KnobSpace, SmtConstraintsMtuneCannotEvaluateAreClearErrors) {
+  auto problem = ParseProblemKey("matmul:m=8,n=8,k=8:f32");
+  auto with_body = [](const std::string& body) {
+    return std::string(R"mlir(module attributes {transform.with_named_sequence} {
+  transform.named_sequence @__transform_main(%r: !transform.any_op {transform.readonly}) {
+    %tm = transform.tune.knob<"tm"> options = [2, 4] -> !transform.param<i64>
+    transform.smt.constrain_params(%tm) : (!transform.param<i64>) -> () {
+    ^bb0(%a: !smt.int):
+)mlir") + body + R"mlir(
+    }
+    transform.yield
+  }
+})mlir";
+  };
+  auto error = [&](const std::string& body) {
+    return std::string(ExtractKnobSpace(with_body(body), *problem).status().message());
+  };
+  EXPECT_NE(error(R"mlir(%x = smt.declare_fun "q" : !smt.int
+      %c = smt.int.cmp le %a, %x
+      smt.assert %c)mlir").find("names neither a dimension of matmul nor elem_bytes / acc_bytes"),
+            std::string::npos);
+  EXPECT_NE(error(R"mlir(%c = smt.int.constant 4
+      %e = smt.eq %a, %c : !smt.int)mlir").find("asserts nothing"),
+            std::string::npos);
+  EXPECT_NE(error(R"mlir(%bv = smt.int2bv %a : !smt.bv<8>
+      %z = smt.bv.constant #smt.bv<0> : !smt.bv<8>
+      %e = smt.eq %bv, %z : !smt.bv<8>
+      smt.assert %e)mlir").find("'smt.int2bv' is not evaluated by mtune"),
+            std::string::npos);
+}
+
 TEST(KnobSpace, DanglingConstraintIsAnError) {
   auto problem = ParseProblemKey("matmul:m=8,n=8,k=8:f32");
   const char* text = R"mlir(module attributes {transform.with_named_sequence} {

@@ -188,8 +188,12 @@ TEST_F(Cluster, TunesWithTwoWorkersSurvivesAKilledWorkerAndExports) {
   mtune::v1::BestStrategy best;
   ASSERT_TRUE(tuner_->GetBest(&context, best_request, &best).ok());
   EXPECT_DOUBLE_EQ(best.result().gflops(), best_gflops);
-  EXPECT_GT(best.result().fraction_of_roofline(), 0);
-  EXPECT_LT(best.result().fraction_of_roofline(), 1.5);
+  // The fraction is the result over the worker's calibrated roofline. (Its value is
+  // not bounded here: a calibration taken while other processes load the 2 cores can
+  // sit far below what the kernel later reaches.)
+  ASSERT_GT(best.result().roofline_gflops(), 0);
+  EXPECT_NEAR(best.result().fraction_of_roofline(),
+              best.result().gflops() / best.result().roofline_gflops(), 1e-9);
   EXPECT_NE(best.script().find("transform.named_sequence @__transform_main"), std::string::npos);
 
   // The export opens as a best-strategy database; the library names the problem.

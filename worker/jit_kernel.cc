@@ -46,6 +46,9 @@ void InitializeNativeTargetOnce() {
   static const bool done = [] {
     llvm::InitializeNativeTarget();
     llvm::InitializeNativeTargetAsmPrinter();
+    // Some vector lowerings (x86's AVX2 transpose) emit inline assembly, which the
+    // JIT can only assemble with the target's asm parser.
+    llvm::InitializeNativeTargetAsmParser();
     return true;
   }();
   (void)done;

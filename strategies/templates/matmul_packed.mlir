@@ -6,8 +6,8 @@
 // with zeros so that every dimension is a multiple of the next tile (m of tile_m2,
 // n of tile_n1, k of tile_k1): level 2 and vectorization always see static shapes,
 // for any m, n, k, and edge tiles cost one copy per cache tile, not per k step.
-// Level 2 tiles (tile_m2, tile_n2, tile_k2) give the register tile (at most 16x32
-// f32: the 32 zmm registers of AVX-512), with the m/n loop order of `loop_order`.
+// Level 2 tiles (tile_m2, tile_n2, tile_k2) give the register tile (its accumulators
+// within 28 of the 32 zmm registers of AVX-512), with the m/n loop order of `loop_order`.
 //
 // Packing: the level-2 operand of B is padded with nofold and that pad is hoisted out
 // of the three level-2 loops, which turns it into one contiguous buffer per cache
@@ -22,9 +22,12 @@
 // hoisted out of the innermost k loop, so it stays in registers across the reduction.
 //
 // Option sets written as strings are expanded per problem by mtune (see
-// strategies/knob_space.h); `mtune.divides = "X"` declares that a knob's value must
-// divide knob X's value. The `selected` values are the template's default candidate,
-// so this file as is runs in mlir-opt --transform-interpreter.
+// strategies/knob_space.h). Constraints between knobs are upstream
+// `transform.smt.constrain_params` ops: mtune evaluates them per problem and prunes
+// candidates that break them before any compile (see strategies/param_constraint.h),
+// and removes them from the instantiated script. The `selected` values are the
+// template's default candidate.
+
 module attributes {transform.with_named_sequence} {
   transform.named_sequence @__transform_main(%root: !transform.any_op {transform.consumed}) {
     %matmul = transform.structured.match ops{["linalg.matmul"]} in %root : (!transform.any_op) -> !transform.any_op
@@ -32,8 +35,31 @@ module attributes {transform.with_named_sequence} {
     %tn1 = transform.tune.knob<"tile_n1"> = 128 from options = "pow2(32, n)" -> !transform.param<i64>
     %tk1 = transform.tune.knob<"tile_k1"> = 256 from options = "pow2(32, k)" -> !transform.param<i64>
     %tm2 = transform.tune.knob<"tile_m2"> = 8 from options = [4, 8, 16] -> !transform.param<i64>
-    %tn2 = transform.tune.knob<"tile_n2"> = 32 from options = [16, 32] {mtune.divides = "tile_n1"} -> !transform.param<i64>
-    %tk2 = transform.tune.knob<"tile_k2"> = 1 from options = [1, 2, 4] {mtune.divides = "tile_k1"} -> !transform.param<i64>
+    %tn2 = transform.tune.knob<"tile_n2"> = 32 from options = [16, 32] -> !transform.param<i64>
+    %tk2 = transform.tune.knob<"tile_k2"> = 1 from options = [1, 2, 4] -> !transform.param<i64>
+
+    // Register tiles divide the cache tiles; the accumulator tile leaves at least 4 of
+    // the 32 zmm registers (64 bytes each) for A broadcasts and B loads; the packed B
+    // panel takes at most half of the 2 MiB per-core L2 of this machine family.
+    transform.smt.constrain_params(%tn1, %tk1, %tm2, %tn2, %tk2)
+        : (!transform.param<i64>, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>) -> () {
+    ^bb0(%n1: !smt.int, %k1: !smt.int, %m2: !smt.int, %n2: !smt.int, %k2: !smt.int):
+      %elem = smt.declare_fun "elem_bytes" : !smt.int
+      %acc = smt.declare_fun "acc_bytes" : !smt.int
+      %zero = smt.int.constant 0
+      %n_rem = smt.int.mod %n1, %n2
+      %n_divides = smt.eq %n_rem, %zero : !smt.int
+      %k_rem = smt.int.mod %k1, %k2
+      %k_divides = smt.eq %k_rem, %zero : !smt.int
+      %acc_bytes = smt.int.mul %m2, %n2, %acc
+      %acc_limit = smt.int.constant 1792
+      %acc_fits = smt.int.cmp le %acc_bytes, %acc_limit
+      %panel_bytes = smt.int.mul %n1, %k1, %elem
+      %panel_limit = smt.int.constant 1048576
+      %panel_fits = smt.int.cmp le %panel_bytes, %panel_limit
+      %all = smt.and %n_divides, %k_divides, %acc_fits, %panel_fits
+      smt.assert %all
+    }
 
     // Level 1: cache tiles over n then k; m is not tiled.
     %tiled1, %loops1:2 = transform.structured.tile_using_for %matmul tile_sizes [0, %tn1, %tk1]
@@ -103,13 +129,24 @@ module attributes {transform.with_named_sequence} {
     %kernel = transform.structured.match ops{["func.func"]} in %bufferized : (!transform.any_op) -> !transform.any_op
     transform.apply_cse to %kernel : !transform.any_op
 
-    transform.tune.alternatives<"contraction_lowering"> selected_region = 0 attributes {mtune.labels = ["outerproduct", "dot"]} {
+    // The register-tile contraction: a sum of outer products (broadcast A, FMA rows of
+    // B), dot products along k, LLVM's matrix-multiply intrinsic, or elementwise
+    // arithmetic over the parallel dimensions.
+    transform.tune.alternatives<"contraction_lowering"> selected_region = 0 attributes {mtune.labels = ["outerproduct", "dot", "matmulintrinsics", "parallelarith"]} {
       transform.apply_patterns to %kernel {
         transform.apply_patterns.vector.lower_contraction lowering_strategy = outerproduct
       } : !transform.any_op
     }, {
       transform.apply_patterns to %kernel {
         transform.apply_patterns.vector.lower_contraction lowering_strategy = dot
+      } : !transform.any_op
+    }, {
+      transform.apply_patterns to %kernel {
+        transform.apply_patterns.vector.lower_contraction lowering_strategy = llvmintr
+      } : !transform.any_op
+    }, {
+      transform.apply_patterns to %kernel {
+        transform.apply_patterns.vector.lower_contraction lowering_strategy = parallelarith
       } : !transform.any_op
     }
     transform.apply_patterns to %kernel {
