@@ -76,6 +76,10 @@ struct ProblemReport {
   std::map<std::string, ImplState> impls;
   // The roofline this problem is normalised against.
   worker::RooflinePoint roof;
+  // Copy bandwidth at exactly this footprint, measured just before its rounds
+  // (bandwidth-bound families only): the level's figure comes from a working set of
+  // the whole level, which can be far from the problem's.
+  double copy_gbps_at_footprint = 0;
 };
 
 // Everything the timing loops of one problem touch.
@@ -262,7 +266,7 @@ std::string FigureCell(const ProblemReport& r, const std::string& impl) {
   return it->second.status;
 }
 
-constexpr const char* kRowFormat = "%-26s %-40s %-7s %11s %11s %11s %7s %7s %6s %5s\n";
+constexpr const char* kRowFormat = "%-26s %-40s %-7s %11s %11s %11s %7s %7s %6s %5s %8s\n";
 
 void PrintRow(const ProblemReport& r) {
   const double mt = Figure(r, "mtune"), dnn = Figure(r, "onednn"), eig = Figure(r, "eigen");
@@ -271,7 +275,8 @@ void PrintRow(const ProblemReport& r) {
   std::printf(kRowFormat, r.problem.family.c_str(), ShortShape(r.problem).c_str(), Unit(r).c_str(),
               FigureCell(r, "mtune").c_str(), FigureCell(r, "onednn").c_str(),
               FigureCell(r, "eigen").c_str(), Cell(ratio(dnn)).c_str(), Cell(ratio(eig)).c_str(),
-              Cell(100 * fraction, "%.1f%%").c_str(), r.roof.level.c_str());
+              Cell(100 * fraction, "%.1f%%").c_str(), r.roof.level.c_str(),
+              Cell(r.copy_gbps_at_footprint).c_str());
 }
 
 void PrintGeomean(const std::string& family, const std::vector<const ProblemReport*>& rows) {
@@ -288,7 +293,7 @@ void PrintGeomean(const std::string& family, const std::vector<const ProblemRepo
   std::printf(kRowFormat, family.c_str(), absl::StrCat("geomean of ", rows.size()).c_str(), Unit(*rows.front()).c_str(),
               Cell(Geomean(mt)).c_str(), Cell(Geomean(dnn)).c_str(), Cell(Geomean(eig)).c_str(),
               Cell(Geomean(mt_dnn)).c_str(), Cell(Geomean(mt_eig)).c_str(),
-              Cell(100 * Geomean(fraction), "%.1f%%").c_str(), "");
+              Cell(100 * Geomean(fraction), "%.1f%%").c_str(), "", "");
 }
 
 std::vector<GoalRow> GoalRows(const std::vector<ProblemReport>& reports, double peak) {
@@ -299,6 +304,7 @@ std::vector<GoalRow> GoalRows(const std::vector<ProblemReport>& reports, double 
     row.mtune = Figure(r, "mtune");
     row.onednn = Figure(r, "onednn");
     row.fraction_of_roofline = FractionOfRoofline(r, row.mtune);
+    row.copy_gbps_at_footprint = r.copy_gbps_at_footprint;
     row.fraction_of_peak =
         !BandwidthBound(r.problem.family) && peak > 0 ? row.mtune / peak : 0.0;
     rows.push_back(row);
@@ -322,7 +328,7 @@ void PrintReport(const Flags& flags, const std::vector<ProblemReport>& reports,
               "repetitions (>= %.2f s per round); GB/s = compulsory bytes\n\n",
               flags.rounds, kRepetitionsPerRound, flags.min_time_s);
   std::printf(kRowFormat, "family", "shape", "unit", "mtune", "oneDNN", "Eigen", "mt/dnn", "mt/eig",
-              "%roof", "level");
+              "%roof", "level", "copy@fp");
   std::vector<std::string> order;
   std::map<std::string, std::vector<const ProblemReport*>> by_family;
   for (const ProblemReport& r : reports) {
@@ -334,7 +340,9 @@ void PrintReport(const Flags& flags, const std::vector<ProblemReport>& reports,
     PrintGeomean(family, by_family[family]);
   }
   std::printf("\n%%roof: mtune over the FMA peak (GFLOP/s rows) or over the copy bandwidth of "
-              "the level the footprint fits (GB/s rows)\n");
+              "the level the footprint fits (GB/s rows)\n"
+              "copy@fp: copy GB/s measured in this run at the row's own footprint (the transpose "
+              "goal's yardstick)\n");
 
   std::printf("\ngoals (issue 3, figures to reach):\n");
   for (const GoalLine& goal : EvaluateGoals(GoalRows(reports, calibration.peak_gflops_f32())))
@@ -377,6 +385,7 @@ absl::Status WriteJson(const Flags& flags, const std::vector<ProblemReport>& rep
     row["roofline_level"] = r.roof.level;
     row["roofline_level_gbps"] = r.roof.level_gbps;
     row["roofline_gflops"] = r.roof.bound_gflops;
+    if (r.copy_gbps_at_footprint > 0) row["copy_gbps_at_footprint"] = r.copy_gbps_at_footprint;
     nlohmann::json impls = nlohmann::json::object();
     for (const auto& [name, s] : r.impls) {
       const double figure = Figure(r, name);
@@ -521,6 +530,8 @@ int Run(const Flags& flags) {
         wrong_baseline = true;
         std::fprintf(stderr, "  %s gives a wrong result: %s\n", impl, r.impls[impl].detail.c_str());
       }
+    if (BandwidthBound(r.problem.family))
+      r.copy_gbps_at_footprint = worker::MeasureCopyGbps(r.problem.FootprintBytes(), flags.min_time_s, 3);
     TimeProblem(flags, r, fixture);
   }
 

@@ -64,6 +64,15 @@ TEST(FamilySuite, GoalsSayMetNotMetAndMissing) {
   EXPECT_EQ(goals[2].verdict, "n/a");      // no conv in the suite
   EXPECT_EQ(goals[4].verdict, "NOT met");  // copy has no mtune figure
   EXPECT_THAT(goals[4].detail, HasSubstr("no mtune figure"));
+  EXPECT_EQ(goals[5].verdict, "n/a");  // no transpose
+
+  auto transpose = strategies::ParseProblemKey("transpose_2d:m=8,n=8:f32");
+  ASSERT_TRUE(transpose.ok());
+  GoalRow fast{*transpose, 7, 5, 0.1, 0};
+  fast.copy_gbps_at_footprint = 10;  // 7 / 10 >= 0.6 whatever the level's roofline says
+  EXPECT_EQ(EvaluateGoals({fast})[5].verdict, "met");
+  fast.mtune = 5;
+  EXPECT_EQ(EvaluateGoals({fast})[5].verdict, "NOT met");
 }
 
 TEST(BenchFamilies, TinyRunVerifiesEveryBaselineAndPrintsTheTable) {
@@ -71,7 +80,8 @@ TEST(BenchFamilies, TinyRunVerifiesEveryBaselineAndPrintsTheTable) {
   const std::string json_path = dir + "/out.json";
   const std::string problems =
       "matmul_transpose_b:m=17,n=9,k=13:f32,copy_2d:m=24,n=40:f32,reduce_cols_2d:m=33,n=17:f32,"
-      "conv_1d_nwc_wcf:n=1,w=19,c=8,kw=3,f=4,sw=2,dw=1:f32";
+      "conv_1d_nwc_wcf:n=1,w=19,c=8,kw=3,f=4,sw=2,dw=1:f32,"
+      "depthwise_conv_2d_nhwc_hwc:n=1,h=9,w=10,c=16,kh=3,kw=2,sh=2,sw=1,dh=1,dw=2:f32";
   testing::Subprocess run({MTUNE_BENCH_FAMILIES_BIN, "--problems", problems, "--trials", "0",
                            "--rounds", "1", "--min-time", "0.003", "--quick-calibration", "--cpu",
                            "-1", "--json", json_path},
@@ -85,7 +95,7 @@ TEST(BenchFamilies, TinyRunVerifiesEveryBaselineAndPrintsTheTable) {
     EXPECT_THAT(log, HasSubstr(header));
 
   const nlohmann::json root = nlohmann::json::parse(testing::ReadFile(json_path));
-  ASSERT_EQ(root["problems"].size(), 4u);
+  ASSERT_EQ(root["problems"].size(), 5u);
   EXPECT_EQ(root["goals"].size(), 6u);
   for (const nlohmann::json& row : root["problems"]) {
     SCOPED_TRACE(row["problem"].get<std::string>());
@@ -94,6 +104,7 @@ TEST(BenchFamilies, TinyRunVerifiesEveryBaselineAndPrintsTheTable) {
       EXPECT_TRUE(impl["verified"].get<bool>()) << impl.dump();
       EXPECT_GT(impl.value("figure", 0.0), 0.0);
     }
+    if (BandwidthBound(row["family"])) EXPECT_GT(row.value("copy_gbps_at_footprint", 0.0), 0.0);
     const nlohmann::json& mt = row["implementations"]["mtune"];
     const std::string family = row["family"];
     bool has_template = false;

@@ -39,6 +39,8 @@ struct GoalRow {
   double onednn = 0;         // same unit
   double fraction_of_roofline = 0;  // mtune's
   double fraction_of_peak = 0;      // mtune's GFLOP/s / FMA peak (compute-bound rows)
+  // Copy bandwidth measured in the same run at this problem's footprint (GB/s rows).
+  double copy_gbps_at_footprint = 0;
 };
 
 // One line of the "Figures to reach".

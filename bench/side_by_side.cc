@@ -110,6 +110,13 @@ absl::Status TuneProblem(const strategies::Problem& problem, const TuneOptions& 
   auto algorithm = search::MakeSearch(options.search, space, search_options);
   if (!algorithm.ok()) return algorithm.status();
 
+  // Data movement (copy, transpose) does no arithmetic: its GFLOP/s is always 0, so
+  // candidates are ranked by GB/s there.
+  const bool by_bandwidth = problem.Flops() <= 0;
+  auto score = [by_bandwidth](const mtune::v1::Result& r) {
+    return by_bandwidth ? r.gbps() : r.gflops();
+  };
+  double best_score = 0;
   for (int trial = 0; trial < options.trials; ++trial) {
     std::vector<search::Point> points = (*algorithm)->Propose(1);
     if (points.empty()) break;  // the space is spent
@@ -136,7 +143,8 @@ absl::Status TuneProblem(const strategies::Problem& problem, const TuneOptions& 
     stats.candidate_s.push_back(wall_s);
     if (ok) {
       stats.ok++;
-      if (!best || result.gflops() > best->tuned_gflops) {
+      if (!best || score(result) > best_score) {
+        best_score = score(result);
         best = BestKernel{*script, *values, result.gflops(),
                           absl::StrFormat("tuned in this run (%s search, seed %d, %s)",
                                           std::string((*algorithm)->name()), options.seed,
@@ -145,7 +153,7 @@ absl::Status TuneProblem(const strategies::Problem& problem, const TuneOptions& 
     } else {
       stats.failures[StatusName(result.status())]++;
     }
-    search::Observation observation{points[0], ok, ok ? result.gflops() : 0.0};
+    search::Observation observation{points[0], ok, ok ? score(result) : 0.0};
     (*algorithm)->Observe({&observation, 1});
 
     std::fprintf(stderr, "  %s %2d/%d  %-17s %8.2f GFLOP/s %7.2f GB/s  %5.2f s (compile %.2f s)  %s\n",
