@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -103,8 +104,32 @@ absl::Status TuneProblem(const strategies::Problem& problem, const TuneOptions& 
     auto values = search::ValuesFromPoint(space, point);
     return values.ok() && knobs->SatisfiesConstraints(*values);
   };
-  if (auto defaults = knobs->Defaults()) {
-    if (auto point = search::PointFromValues(space, *defaults); point.ok())
+  std::optional<strategies::KnobValues> first = knobs->Defaults();
+  if (!first) {
+    // The template's default is not a candidate of this problem (e.g. k1=256 when
+    // k=129 offers at most 128). With a budget of a few trials, starting from random
+    // points would often compare a pathological kernel, so the nearest thing to the
+    // default comes first: knobs keep their default where it is an option, else take
+    // their largest numeric option (tiles: the closest to the default's reach) or
+    // their first one.
+    strategies::KnobValues nearest;
+    for (const strategies::KnobSpec& knob : knobs->knobs) {
+      std::string value = knob.default_value;
+      if (value.empty() && !knob.options.empty()) {
+        value = knob.options.front();
+        int64_t largest = 0, parsed = 0;
+        for (const std::string& option : knob.options)
+          if (absl::SimpleAtoi(option, &parsed) && parsed > largest) {
+            largest = parsed;
+            value = option;
+          }
+      }
+      nearest[knob.name] = value;
+    }
+    if (knobs->SatisfiesConstraints(nearest)) first = nearest;
+  }
+  if (first) {
+    if (auto point = search::PointFromValues(space, *first); point.ok())
       search_options.seeds_first.push_back(*point);
   }
   auto algorithm = search::MakeSearch(options.search, space, search_options);
