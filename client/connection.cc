@@ -12,17 +12,23 @@ absl::Status FromGrpc(const grpc::Status& status) {
 }
 
 absl::StatusOr<std::unique_ptr<mtune::v1::Tuner::Stub>> ConnectToCoordinator(
-    const std::string& address, double timeout_s) {
-  grpc::ChannelArguments args;
-  args.SetMaxReceiveMessageSize(256 << 20);
-  auto channel = grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args);
+    const std::string& address, const transport::ClientSecurity& security, double timeout_s) {
+  auto channel = transport::MakeChannel(address, security);
+  if (!channel.ok()) return channel.status();
   auto deadline = std::chrono::system_clock::now() +
                   std::chrono::milliseconds(static_cast<int>(timeout_s * 1000));
-  if (!channel->WaitForConnected(deadline))
-    return absl::UnavailableError(absl::StrCat("cannot reach the coordinator at ", address,
-                                               " within ", timeout_s,
-                                               " s (is mtune-coordinator running there?)"));
-  return mtune::v1::Tuner::NewStub(channel);
+  if ((*channel)->WaitForConnected(deadline)) return mtune::v1::Tuner::NewStub(*channel);
+  // The channel does not say why; one short call does (refused connection, TLS
+  // handshake failure, a plaintext peer closing a TLS connection, ...).
+  auto stub = mtune::v1::Tuner::NewStub(*channel);
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(1));
+  mtune::v1::ListWorkersResponse ignored;
+  grpc::Status probe = stub->ListWorkers(&context, {}, &ignored);
+  return absl::UnavailableError(absl::StrCat(
+      "cannot reach the coordinator at ", address, " within ", timeout_s, " s",
+      probe.ok() ? "" : absl::StrCat(" (", probe.error_message(), ")"), ": ",
+      transport::ConnectionHint(security)));
 }
 
 }  // namespace mtune::client

@@ -7,12 +7,15 @@
 #include "absl/status/statusor.h"
 #include "grpcpp/grpcpp.h"
 #include "proto/mtune.grpc.pb.h"
+#include "proto/transport_security.h"
 
 namespace mtune::client {
 
-// Connects within `timeout_s`; Unavailable with a hint when nobody answers.
+// Connects within `timeout_s` (TLS and token per `security`); Unavailable with the
+// transport's reason and a hint when the connection cannot be made.
 absl::StatusOr<std::unique_ptr<mtune::v1::Tuner::Stub>> ConnectToCoordinator(
-    const std::string& address, double timeout_s = 5);
+    const std::string& address, const transport::ClientSecurity& security = {},
+    double timeout_s = 5);
 
 // grpc::Status -> absl::Status, keeping code and message.
 absl::Status FromGrpc(const grpc::Status& status);

@@ -92,9 +92,24 @@ int main(int argc, char** argv) {
   CLI::App app{"mtune: tune MLIR transform-dialect strategies for tensor kernels"};
   app.require_subcommand(1);
   std::string coordinator = "127.0.0.1:7070";
+  mtune::transport::ClientSecurity security;
+  std::string token_file;
   auto add_coordinator = [&](CLI::App* cmd) {
     cmd->add_option("--coordinator", coordinator, "coordinator address host:port")
         ->capture_default_str();
+    // The token itself is never a flag (command lines are visible to every user).
+    cmd->add_option("--tls-ca", security.ca_file,
+                    "PEM CA that signed the coordinator's certificate: connect with TLS "
+                    "(default: plaintext, for a loopback coordinator in development)")
+        ->envname("MTUNE_TLS_CA")
+        ->group("Security");
+    cmd->add_option("--token-file", token_file,
+                    "file holding your token (chmod 600); default: $MTUNE_TOKEN, else none")
+        ->envname("MTUNE_TOKEN_FILE")
+        ->group("Security");
+    cmd->add_flag("--insecure", security.insecure,
+                  "allow sending the token in plaintext to a non-loopback coordinator")
+        ->group("Security");
   };
 
   // submit
@@ -359,7 +374,10 @@ int main(int argc, char** argv) {
     seed = (uint64_t{entropy()} << 32 | entropy()) >> 1;
   }
 
-  auto stub = ConnectToCoordinator(coordinator);
+  auto token = mtune::transport::LoadClientToken(token_file);
+  if (!token.ok()) return Fail(token.status());
+  security.token = *token;
+  auto stub = ConnectToCoordinator(coordinator, security);
   if (!stub.ok()) return Fail(stub.status());
 
   if (*submit) {

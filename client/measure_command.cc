@@ -1,5 +1,6 @@
 #include "client/measure_command.h"
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -7,6 +8,7 @@
 #include "strategies/candidate.h"
 #include "strategies/knob_space.h"
 #include "strategies/template_library.h"
+#include "strategies/template_policy.h"
 #include "worker/sandbox.h"
 
 namespace mtune::client {
@@ -18,6 +20,14 @@ absl::StatusOr<MeasureOutcome> ResolveCandidate(const MeasureRequest& request) {
   if (!request.template_file.empty()) {
     std::ifstream in(request.template_file);
     if (!in) return absl::NotFoundError("cannot read template file " + request.template_file);
+    // Refuse a huge file before reading it; ExtractKnobSpace applies the rest of
+    // the template policy (strategies/template_policy.h).
+    std::error_code size_error;
+    const auto size = std::filesystem::file_size(request.template_file, size_error);
+    if (!size_error && size > strategies::kMaxTemplateBytes)
+      return absl::InvalidArgumentError(absl::StrCat(
+          "template file ", request.template_file, " has ", size,
+          " bytes, more than the limit of ", strategies::kMaxTemplateBytes));
     std::stringstream text;
     text << in.rdbuf();
     tpl = strategies::StrategyTemplate{"file:" + request.template_file, problem->family, text.str()};

@@ -15,6 +15,8 @@ packages=(
   libcli11-dev nlohmann-json3-dev libfmt-dev libcpp-httplib-dev
   # Gradient-boosted cost model of the `model` search (C API).
   libxgboost-dev
+  # deploy/make-dev-certs.sh (TLS development certificates; the security test uses it).
+  openssl
   # Tests and benchmarks (the libraries mtune is compared against).
   libgtest-dev libgmock-dev libbenchmark-dev libdnnl-dev libeigen3-dev libopenblas-dev
   # The dashboard's browser test (headless, driven by playwright-core from npm).

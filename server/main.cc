@@ -10,6 +10,8 @@
 #include "CLI/CLI.hpp"
 #include "db/store.h"
 #include "grpcpp/grpcpp.h"
+#include "proto/transport_security.h"
+#include "server/access.h"
 #include "server/coordinator.h"
 #include "server/dashboard.h"
 #include "server/services.h"
@@ -19,6 +21,17 @@ static void WritePortFile(const std::string& path, int port) {
   std::string tmp = path + ".tmp";
   std::ofstream(tmp) << port << "\n";
   std::rename(tmp.c_str(), path.c_str());
+}
+
+// The dashboard's gate: the page and its assets hold no data and load without a
+// token (the page then sends one with every API call); /api/ needs a read-only
+// or client token when tokens are configured.
+static mtune::server::HttpAuthorizer DashboardAuthorizer(const mtune::server::AccessControl* access) {
+  if (access->open()) return nullptr;
+  return [access](const mtune::server::HttpRequestInfo& request) {
+    if (request.path != "/api" && request.path.rfind("/api/", 0) != 0) return absl::OkStatus();
+    return access->Authorize(request.authorization, mtune::server::Action::kDashboard);
+  };
 }
 
 int main(int argc, char** argv) {
@@ -51,7 +64,53 @@ int main(int argc, char** argv) {
                  "write the dashboard's bound port to this file once serving");
   app.add_option("--web-root", web_root, "directory of the bundled dashboard page")
       ->capture_default_str();
+  // Security (README "Security"). Without --tls-cert the service is plaintext,
+  // which is allowed on loopback only unless --insecure says otherwise.
+  mtune::transport::ServerTls tls;
+  std::string tokens_file;
+  bool insecure = false;
+  app.add_option("--tls-cert", tls.cert_file,
+                 "serve gRPC over TLS with this PEM certificate (chain); default: plaintext, "
+                 "for loopback development only")
+      ->group("Security");
+  app.add_option("--tls-key", tls.key_file, "PEM private key of --tls-cert")->group("Security");
+  app.add_option("--tls-client-ca", tls.client_ca_file,
+                 "PEM CA that signs worker client certificates: worker calls then need one "
+                 "(mutual TLS); the CLI still authenticates with tokens")
+      ->group("Security");
+  app.add_option("--tokens-file", tokens_file,
+                 "file of 'ROLE TOKEN' lines (roles client, worker, read-only; chmod 600) "
+                 "checked on every RPC and dashboard API call; default: none, every caller may "
+                 "do everything (development only)")
+      ->group("Security");
+  app.add_flag("--insecure", insecure,
+               "allow plaintext gRPC on a non-loopback --listen address (trusted networks only)")
+      ->group("Security");
   CLI11_PARSE(app, argc, argv);
+  if (tls.cert_file.empty() && !insecure && !mtune::transport::IsLoopbackAddress(listen)) {
+    fprintf(stderr,
+            "mtune-coordinator: refusing to serve plaintext gRPC on %s, which is not loopback: "
+            "pass --tls-cert/--tls-key (see deploy/make-dev-certs.sh), or --insecure on a "
+            "network you trust\n",
+            listen.c_str());
+    return 2;
+  }
+  auto credentials = mtune::transport::MakeServerCredentials(tls);
+  if (!credentials.ok()) {
+    fprintf(stderr, "mtune-coordinator: %s\n", std::string(credentials.status().message()).c_str());
+    return 2;
+  }
+  mtune::server::AccessControl access;
+  if (!tokens_file.empty()) {
+    auto loaded = mtune::server::AccessControl::LoadTokensFile(tokens_file);
+    if (!loaded.ok()) {
+      fprintf(stderr, "mtune-coordinator: %s\n", std::string(loaded.status().message()).c_str());
+      return 2;
+    }
+    access = *std::move(loaded);
+  }
+  const mtune::server::ServiceSecurity security{
+      .access = &access, .require_worker_certificate = !tls.client_ca_file.empty()};
   std::pair<std::string, int> http_host_port;
   if (!http_address.empty()) {
     auto parsed = mtune::server::ParseHostPort(http_address);
@@ -82,24 +141,39 @@ int main(int argc, char** argv) {
   }
   std::atomic<bool> shutting_down{false};
   mtune::server::TunerService tuner(&coordinator, {MTUNE_VERSION, MTUNE_MLIR_VERSION},
-                                    &shutting_down);
-  mtune::server::CoordinatorService workers(&coordinator, &shutting_down);
+                                    &shutting_down, security);
+  mtune::server::CoordinatorService workers(&coordinator, &shutting_down, security);
 
   int port = 0;
   grpc::ServerBuilder builder;
-  builder.AddListeningPort(listen, grpc::InsecureServerCredentials(), &port);
+  builder.AddListeningPort(listen, *credentials, &port);
   builder.RegisterService(&tuner);
   builder.RegisterService(&workers);
   // gRPC's default SO_REUSEPORT would let a second coordinator share this port.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
-  builder.SetMaxReceiveMessageSize(64 << 20);
-  builder.SetMaxSendMessageSize(256 << 20);
+  // Requests are small; responses (an export) may be large.
+  builder.SetMaxReceiveMessageSize(mtune::transport::kMaxRequestBytes);
+  builder.SetMaxSendMessageSize(mtune::transport::kMaxResponseBytes);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (!server || port == 0) {
     fprintf(stderr, "mtune-coordinator: cannot listen on %s\n", listen.c_str());
     return 1;
   }
   fprintf(stderr, "mtune-coordinator: serving on port %d (db %s)\n", port, db_path.c_str());
+  // What protects the service, said once at start (never a secret).
+  if (tls.cert_file.empty())
+    fprintf(stderr, "mtune-coordinator: WARNING: plaintext gRPC (development only; use "
+                    "--tls-cert/--tls-key on a network)\n");
+  else
+    fprintf(stderr, "mtune-coordinator: TLS with certificate %s%s\n", tls.cert_file.c_str(),
+            tls.client_ca_file.empty() ? ""
+                                       : "; workers need a client certificate (mutual TLS)");
+  if (access.open())
+    fprintf(stderr, "mtune-coordinator: WARNING: no --tokens-file: the service is open, anyone "
+                    "who reaches it may submit, cancel, query and act as a worker "
+                    "(development only)\n");
+  else
+    fprintf(stderr, "mtune-coordinator: access control: %s\n", access.Summary().c_str());
   if (!port_file.empty()) WritePortFile(port_file, port);
 
   std::unique_ptr<mtune::server::DashboardSource> dashboard_source;
@@ -108,7 +182,8 @@ int main(int argc, char** argv) {
     dashboard_source = mtune::server::MakeCoordinatorSource(&coordinator);
     auto started = mtune::server::Dashboard::Start(
         dashboard_source.get(), {.host = http_host_port.first, .port = http_host_port.second,
-                                 .web_root = web_root, .authorizer = nullptr});
+                                 .web_root = web_root,
+                                 .authorizer = DashboardAuthorizer(&access)});
     if (!started.ok()) {
       fprintf(stderr, "mtune-coordinator: dashboard: %s\n", started.status().ToString().c_str());
       return 1;

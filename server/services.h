@@ -6,6 +6,7 @@
 #include <string>
 
 #include "proto/mtune.grpc.pb.h"
+#include "server/access.h"
 #include "server/coordinator.h"
 
 namespace mtune::server {
@@ -16,10 +17,28 @@ struct BuildInfo {
   std::string mlir_version;
 };
 
+// Access control of both services; the default is an open service.
+struct ServiceSecurity {
+  // Tokens and roles; null = every call allowed.
+  const AccessControl* access = nullptr;
+  // Worker RPCs also need a TLS client certificate verified against the
+  // coordinator's --tls-client-ca (mutual TLS).
+  bool require_worker_certificate = false;
+};
+
+// OK when the call's `authorization` metadata (and, for workers, its client
+// certificate) allows `action`; UNAUTHENTICATED or PERMISSION_DENIED otherwise.
+grpc::Status Authorize(const grpc::ServerContext* context, const ServiceSecurity& security,
+                       Action action);
+
 class TunerService final : public mtune::v1::Tuner::Service {
  public:
-  TunerService(Coordinator* coordinator, BuildInfo build, const std::atomic<bool>* shutting_down)
-      : coordinator_(coordinator), build_(std::move(build)), shutting_down_(shutting_down) {}
+  TunerService(Coordinator* coordinator, BuildInfo build, const std::atomic<bool>* shutting_down,
+               ServiceSecurity security = {})
+      : coordinator_(coordinator),
+        build_(std::move(build)),
+        shutting_down_(shutting_down),
+        security_(security) {}
 
   grpc::Status SubmitJob(grpc::ServerContext*, const mtune::v1::SubmitJobRequest*,
                          mtune::v1::SubmitJobResponse*) override;
@@ -44,12 +63,14 @@ class TunerService final : public mtune::v1::Tuner::Service {
   Coordinator* coordinator_;
   BuildInfo build_;
   const std::atomic<bool>* shutting_down_;
+  ServiceSecurity security_;
 };
 
 class CoordinatorService final : public mtune::v1::Coordinator::Service {
  public:
-  CoordinatorService(Coordinator* coordinator, const std::atomic<bool>* shutting_down)
-      : coordinator_(coordinator), shutting_down_(shutting_down) {}
+  CoordinatorService(Coordinator* coordinator, const std::atomic<bool>* shutting_down,
+                     ServiceSecurity security = {})
+      : coordinator_(coordinator), shutting_down_(shutting_down), security_(security) {}
 
   grpc::Status Register(grpc::ServerContext*, const mtune::v1::RegisterRequest*,
                         mtune::v1::RegisterResponse*) override;
@@ -63,6 +84,7 @@ class CoordinatorService final : public mtune::v1::Coordinator::Service {
  private:
   Coordinator* coordinator_;
   const std::atomic<bool>* shutting_down_;
+  ServiceSecurity security_;
 };
 
 // absl::Status -> grpc::Status, keeping the code and message.

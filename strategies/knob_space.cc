@@ -21,6 +21,7 @@
 #include "mlir/Parser/Parser.h"
 #include "strategies/mlir_support.h"
 #include "strategies/smt_constraints.h"
+#include "strategies/template_policy.h"
 
 namespace mtune::strategies {
 namespace {
@@ -33,6 +34,17 @@ constexpr char kDividesAttr[] = "mtune.divides";
 // Expanded option sets larger than this are refused: a typo like pow2(1, 1e9) must
 // not turn into an endless space.
 constexpr size_t kMaxOptions = 4096;
+// Largest magnitude of an option-form operand: far above any dimension (2^16),
+// small enough that expanding divisors(X) stays instant.
+constexpr int64_t kMaxOptionOperand = int64_t{1} << 31;
+
+// The integer a knob value stands for, if it is one.
+std::optional<int64_t> IntegerValue(absl::string_view text) {
+  int64_t value = 0;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || ptr != text.data() + text.size()) return std::nullopt;
+  return value;
+}
 
 // Canonical text of one option attribute.
 std::string OptionText(mlir::Attribute attr) {
@@ -49,7 +61,15 @@ absl::StatusOr<int64_t> ResolveOperand(absl::string_view arg, const Problem& pro
   arg = absl::StripAsciiWhitespace(arg);
   int64_t value = 0;
   auto [ptr, ec] = std::from_chars(arg.data(), arg.data() + arg.size(), value);
-  if (ec == std::errc() && ptr == arg.data() + arg.size()) return value;
+  if (ec == std::errc() && ptr == arg.data() + arg.size()) {
+    if (value > kMaxOptionOperand || value < -kMaxOptionOperand)
+      return absl::InvalidArgumentError(absl::StrCat("knob '", knob, "': option operand ", arg,
+                                                     " exceeds the limit ", kMaxOptionOperand));
+    return value;
+  }
+  if (ec == std::errc::result_out_of_range)
+    return absl::InvalidArgumentError(absl::StrCat("knob '", knob, "': option operand ", arg,
+                                                   " exceeds the limit ", kMaxOptionOperand));
   if (int64_t dim = problem.Dim(arg); dim > 0) return dim;
   return absl::InvalidArgumentError(absl::StrCat("knob '", knob, "': option operand '", arg,
                                                  "' is neither an integer nor a dimension of ",
@@ -86,8 +106,14 @@ absl::StatusOr<std::vector<int64_t>> ExpandOptionForm(absl::string_view form, co
       if (!limit.ok()) return limit.status();
       max = std::min(max, *limit);
     }
-    for (int64_t d = 1; d <= max && values.size() <= kMaxOptions; ++d)
-      if (*x % d == 0) values.push_back(d);
+    // Divisors come in pairs (d, x/d) with d <= sqrt(x): O(sqrt(x)) steps.
+    std::vector<int64_t> large;
+    for (int64_t d = 1; d * d <= *x; ++d) {
+      if (*x % d != 0) continue;
+      if (d <= max) values.push_back(d);
+      if (d != *x / d && *x / d <= max) large.push_back(*x / d);
+    }
+    values.insert(values.end(), large.rbegin(), large.rend());
   } else {
     return absl::InvalidArgumentError(absl::StrCat("knob '", knob, "': unknown option form \"",
                                                    form, "\" (known: pow2(LO, HI), divisors(X[, MAX]))"));
@@ -133,11 +159,14 @@ std::vector<std::string> AlternativeLabels(AlternativesOp op) {
 
 absl::StatusOr<mlir::OwningOpRef<mlir::ModuleOp>> ParseTemplate(absl::string_view text,
                                                                 mlir::MLIRContext* context) {
+  // Every template, built in or not, passes the policy: it is code workers run.
+  if (absl::Status size = CheckTemplateSize(text); !size.ok()) return size;
   DiagnosticCapture diagnostics(context);
   auto module = mlir::parseSourceString<mlir::ModuleOp>(
       llvm::StringRef(text.data(), text.size()), context, "template");
   if (!module) return diagnostics.ToStatus(absl::StatusCode::kInvalidArgument,
                                            "strategy template does not parse");
+  if (absl::Status allowed = CheckTemplatePolicy(module.get()); !allowed.ok()) return allowed;
   return module;
 }
 
@@ -175,8 +204,8 @@ bool KnobSpace::SatisfiesConstraints(const KnobValues& values) const {
     if (k.divides.empty()) continue;
     auto mine = values.find(k.name), other = values.find(k.divides);
     if (mine == values.end() || other == values.end()) return false;
-    int64_t a = std::stoll(mine->second), b = std::stoll(other->second);
-    if (a <= 0 || b % a != 0) return false;
+    const std::optional<int64_t> a = IntegerValue(mine->second), b = IntegerValue(other->second);
+    if (!a || !b || *a <= 0 || *b % *a != 0) return false;
   }
   for (const ParamConstraint& c : constraints)
     if (!c.Holds(values)) return false;
@@ -273,6 +302,16 @@ absl::StatusOr<KnobSpace> ExtractKnobSpace(absl::string_view template_text, cons
     if (!names.contains(k.divides))
       return absl::InvalidArgumentError(absl::StrCat(
           "knob '", k.name, "' must divide knob '", k.divides, "', which does not exist"));
+    // Divisibility is only defined between integer knobs.
+    auto other = std::find_if(space.knobs.begin(), space.knobs.end(),
+                              [&](const KnobSpec& o) { return o.name == k.divides; });
+    const KnobSpec* divided = &*other;
+    for (const KnobSpec* spec : {&k, divided})
+      for (const std::string& option : spec->options)
+        if (!IntegerValue(option))
+          return absl::InvalidArgumentError(absl::StrCat(
+              "knob '", k.name, "' must divide knob '", k.divides, "', but knob '", spec->name,
+              "' has the non-integer option '", option, "'"));
   }
   return space;
 }

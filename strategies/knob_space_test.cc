@@ -1,5 +1,8 @@
 #include "strategies/knob_space.h"
 
+#include <string>
+#include <vector>
+
 #include "gtest/gtest.h"
 #include "strategies/template_library.h"
 
@@ -248,6 +251,60 @@ TEST(KnobSpace, DuplicateKnobsAndEmptyOptionsAreErrors) {
     } })mlir";
   EXPECT_NE(ExtractKnobSpace(empty, *problem).status().message().find("has no options"),
             std::string::npos);
+}
+
+// A template with one knob `t` declared as `knob` (plus `extra` ops).
+std::string OneKnob(const std::string& knob, const std::string& extra = "") {
+  return R"mlir(module attributes {transform.with_named_sequence} {
+    transform.named_sequence @__transform_main(%r: !transform.any_op {transform.readonly}) {
+      )mlir" + knob + "\n" + extra + R"mlir(
+      transform.yield
+    } })mlir";
+}
+
+TEST(KnobSpace, HugeOptionOperandsAreClearErrorsNotEndlessLoops) {
+  auto problem = ParseProblemKey("matmul:m=8,n=8,k=8:f32");
+  // divisors(X) of a huge prime used to count to X.
+  for (const char* form : {"divisors(9223372036854775783)", "divisors(99999999999999999999)",
+                           "pow2(1, 4294967296)"}) {
+    auto space = ExtractKnobSpace(
+        OneKnob(std::string("%a = transform.tune.knob<\"t\"> options = \"") + form +
+                "\" -> !transform.param<i64>"),
+        *problem);
+    ASSERT_FALSE(space.ok()) << form;
+    EXPECT_NE(space.status().message().find("exceeds the limit"), std::string::npos)
+        << space.status();
+  }
+  // The largest accepted operand expands at once, in order.
+  auto space = ExtractKnobSpace(
+      OneKnob(R"k(%a = transform.tune.knob<"t"> options = "divisors(2147483647)" -> !transform.param<i64>)k"),
+      *problem);
+  ASSERT_TRUE(space.ok()) << space.status();
+  EXPECT_EQ(space->knobs[0].options, (std::vector<std::string>{"1", "2147483647"}));
+  space = ExtractKnobSpace(
+      OneKnob(R"k(%a = transform.tune.knob<"t"> options = "divisors(12, 6)" -> !transform.param<i64>)k"),
+      *problem);
+  ASSERT_TRUE(space.ok()) << space.status();
+  EXPECT_EQ(space->knobs[0].options, (std::vector<std::string>{"1", "2", "3", "4", "6"}));
+  for (const char* form : {"divisors(0)", "divisors(-6)", "divisors(m, 0)"}) {
+    auto empty = ExtractKnobSpace(
+        OneKnob(std::string("%a = transform.tune.knob<\"t\"> options = \"") + form +
+                "\" -> !transform.param<i64>"),
+        *problem);
+    EXPECT_NE(empty.status().message().find("has no options"), std::string::npos)
+        << form << ": " << empty.status();
+  }
+}
+
+TEST(KnobSpace, DivisibilityBetweenNonIntegerKnobsIsAnError) {
+  auto problem = ParseProblemKey("matmul:m=8,n=8,k=8:f32");
+  auto space = ExtractKnobSpace(
+      OneKnob(R"k(%a = transform.tune.knob<"t"> options = ["dot", "outerproduct"] {mtune.divides = "u"} -> !transform.any_param)k",
+              R"k(%b = transform.tune.knob<"u"> options = [4, 8] -> !transform.param<i64>)k"),
+      *problem);
+  ASSERT_FALSE(space.ok());
+  EXPECT_NE(space.status().message().find("non-integer option 'dot'"), std::string::npos)
+      << space.status();
 }
 
 }  // namespace

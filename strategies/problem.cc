@@ -18,6 +18,8 @@ namespace {
 constexpr int64_t kMaxDim = 1 << 16;
 // Largest accepted operand, in elements (4 GiB of f32).
 constexpr int64_t kMaxOperandElements = int64_t{1} << 30;
+// Largest accepted footprint of all operands together (what one worker allocates).
+constexpr int64_t kMaxFootprintBytes = int64_t{16} << 30;
 
 using internal::FamilySpec;
 using internal::FindFamily;
@@ -160,13 +162,20 @@ absl::StatusOr<Problem> ParseProblemKey(absl::string_view key) {
   if (absl::Status shape = grammar->validate(problem); !shape.ok()) return bad(shape.message());
   // Each dimension is at most 2^16, so a product of up to four stays below 2^64; the
   // check runs in double to stay safe for any rank.
+  double total_bytes = 0;
   for (const OperandShape& operand : problem.Operands()) {
     double elements = 1;
     for (int64_t d : operand.shape) elements *= static_cast<double>(d);
     if (elements > static_cast<double>(kMaxOperandElements))
       return bad(absl::StrCat("operand ", operand.name, " exceeds ", kMaxOperandElements,
                               " elements"));
+    total_bytes += elements * operand.ElementBytes();
   }
+  // A worker allocates every operand (and a reference output) at once.
+  if (total_bytes > static_cast<double>(kMaxFootprintBytes))
+    return bad(absl::StrCat("the operands need ", total_bytes / (1 << 30),
+                            " GiB together, more than the limit of ",
+                            kMaxFootprintBytes >> 30, " GiB"));
   return problem;
 }
 

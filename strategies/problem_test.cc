@@ -44,7 +44,13 @@ INSTANTIATE_TEST_SUITE_P(
                     BadKey{"matmul:m=4x,n=1,k=2:f32", "not an integer"},
                     BadKey{"matmul:m=99999999999999999999,n=1,k=2:f32", "exceeds the limit"},
                     BadKey{"matmul:m=4,n=1,k=2:f16", "element type 'f16' is not supported"},
-                    BadKey{"matmul:m=65536,n=65536,k=65536:f32", "exceeds"}));
+                    BadKey{"matmul:m=65536,n=65536,k=65536:f32", "exceeds"},
+                    BadKey{"matmul:m=65537,n=1,k=1:f32", "exceeds the limit 65536"},
+                    BadKey{"matmul:m=,n=1,k=1:f32", "not an integer"},
+                    BadKey{"matmul:m=+4,n=1,k=1:f32", "not an integer"},
+                    // Each operand fits, all three together do not (24 GiB of f64).
+                    BadKey{"matmul:m=32768,n=32768,k=32768:f64", "GiB together"},
+                    BadKey{"copy_2d:m=65536,n=65536:f32", "exceeds"}));
 
 TEST(Candidate, CanonicalJsonIsSortedAndTyped) {
   auto c = MakeCandidate("t", {{"b", "8"}, {"a", "outerproduct"}});

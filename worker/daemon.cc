@@ -58,8 +58,9 @@ absl::Status WorkerDaemon::Run() {
   const mtune::v1::Calibration calibration = *calibrated;
   Log(name, absl::StrCat("calibrated: f32 FMA peak ", calibration.peak_gflops_f32(), " GFLOP/s"));
 
-  auto channel = grpc::CreateChannel(options_.coordinator, grpc::InsecureChannelCredentials());
-  auto stub = mtune::v1::Coordinator::NewStub(channel);
+  auto channel = transport::MakeChannel(options_.coordinator, options_.security);
+  if (!channel.ok()) return channel.status();
+  auto stub = mtune::v1::Coordinator::NewStub(*channel);
   mtune::v1::RegisterRequest registration;
   registration.set_name(name);
   *registration.mutable_target() = HostTarget();
@@ -71,8 +72,12 @@ absl::Status WorkerDaemon::Run() {
   while (!stop_) {
     mtune::v1::RegisterResponse registered;
     grpc::Status status = stub->Register(ContextWithDeadline(5).get(), registration, &registered);
+    // Refusals that retrying cannot change: a taken name, a bad request, a
+    // missing or wrong token or certificate.
     if (status.error_code() == grpc::StatusCode::ALREADY_EXISTS ||
-        status.error_code() == grpc::StatusCode::INVALID_ARGUMENT)
+        status.error_code() == grpc::StatusCode::INVALID_ARGUMENT ||
+        status.error_code() == grpc::StatusCode::UNAUTHENTICATED ||
+        status.error_code() == grpc::StatusCode::PERMISSION_DENIED)
       return absl::Status(static_cast<absl::StatusCode>(status.error_code()),
                           status.error_message());
     if (!status.ok()) {

@@ -8,6 +8,7 @@
 
 #include "absl/status/status.h"
 #include "proto/mtune.pb.h"
+#include "proto/transport_security.h"
 
 namespace mtune::worker {
 
@@ -22,6 +23,8 @@ struct DaemonOptions {
   std::vector<std::string> sandbox_argv;
   // Give up after this long without reaching the coordinator, seconds (0 = never).
   double give_up_after_s = 0;
+  // TLS and worker token towards the coordinator.
+  transport::ClientSecurity security;
 };
 
 // The target (triple, CPU, features) code is generated for on this machine.

@@ -20,6 +20,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "strategies/mlir_support.h"
+#include "strategies/template_policy.h"
 #include "strategies/payload.h"
 
 namespace mtune::worker {
@@ -97,6 +98,8 @@ std::unique_ptr<JitKernel> JitKernel::Compile(const std::string& payload,
   mlir::MLIRContext* context = kernel->context_.get();
   strategies::DiagnosticCapture diagnostics(context);
 
+  if (absl::Status size = strategies::CheckTemplateSize(script); !size.ok())
+    return fail(RESULT_STATUS_INVALID_CANDIDATE, std::string(size.message()));
   auto start = Clock::now();
   auto module = mlir::parseSourceString<mlir::ModuleOp>(payload, context, "payload");
   if (!module)
@@ -104,6 +107,11 @@ std::unique_ptr<JitKernel> JitKernel::Compile(const std::string& payload,
   auto transform_module = mlir::parseSourceString<mlir::ModuleOp>(script, context, "strategy");
   if (!transform_module)
     return fail(RESULT_STATUS_INVALID_CANDIDATE, "strategy does not parse:\n" + diagnostics.text());
+  // The script came over the network: it runs only if it is a plain transform
+  // script (no passes, files, output or external sequences), whoever sent it.
+  if (absl::Status allowed = strategies::CheckTemplatePolicy(transform_module.get());
+      !allowed.ok())
+    return fail(RESULT_STATUS_INVALID_CANDIDATE, std::string(allowed.message()));
   times->parse_s = Since(start);
 
   start = Clock::now();

@@ -1,5 +1,6 @@
 // mtune-worker: a measuring node pinned to one core.
 #include <signal.h>
+#include <stdlib.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -28,6 +29,22 @@ int main(int argc, char** argv) {
                  "exit after this many seconds without reaching the coordinator (0: never)")
       ->capture_default_str();
   app.add_flag("--sandbox", sandbox_mode, "internal: serve measurements on fds 3/4")->group("");
+  std::string token_file;
+  app.add_option("--tls-ca", options.security.ca_file,
+                 "PEM CA that signed the coordinator's certificate: connect with TLS (default: "
+                 "plaintext, for a loopback coordinator in development)")
+      ->group("Security");
+  app.add_option("--tls-cert", options.security.cert_file,
+                 "PEM client certificate, for a coordinator with --tls-client-ca (mutual TLS)")
+      ->group("Security");
+  app.add_option("--tls-key", options.security.key_file, "PEM private key of --tls-cert")
+      ->group("Security");
+  app.add_option("--token-file", token_file,
+                 "file holding the worker token (chmod 600); default: $MTUNE_TOKEN, else none")
+      ->group("Security");
+  app.add_flag("--insecure", options.security.insecure,
+               "allow sending the token in plaintext to a non-loopback coordinator")
+      ->group("Security");
   CLI11_PARSE(app, argc, argv);
 
   if (sandbox_mode)
@@ -45,6 +62,14 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  auto token = mtune::transport::LoadClientToken(token_file);
+  if (!token.ok()) {
+    fprintf(stderr, "mtune-worker: %s\n", std::string(token.status().message()).c_str());
+    return 2;
+  }
+  options.security.token = *token;
+  // The sandbox runs generated code: it inherits no secret.
+  unsetenv(mtune::transport::kTokenEnv);
   options.sandbox_argv = {"/proc/self/exe", "--sandbox", "--cpu", std::to_string(options.cpu)};
   mtune::worker::WorkerDaemon daemon(options);
   g_daemon = &daemon;

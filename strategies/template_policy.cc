@@ -1,0 +1,103 @@
+#include "strategies/template_policy.h"
+
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "llvm/Support/raw_ostream.h"
+#include "mlir/Dialect/Transform/IR/TransformOps.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Location.h"
+#include "mlir/IR/SymbolTable.h"
+
+namespace mtune::strategies {
+namespace {
+
+bool AllowedDialect(llvm::StringRef dialect) {
+  return dialect == "builtin" || dialect == "transform";
+}
+
+// SMT ops are constraint formulas: allowed only in a constrain_params body,
+// which mtune evaluates itself (strategies/smt_constraints.h).
+bool InsideParamConstraint(mlir::Operation* op) {
+  for (mlir::Operation* parent = op->getParentOp(); parent; parent = parent->getParentOp())
+    if (parent->getName().getStringRef() == "transform.smt.constrain_params") return true;
+  return false;
+}
+
+// Transform ops that act beyond the payload IR (files, output, arbitrary passes).
+bool DeniedTransformOp(llvm::StringRef name) {
+  return name == "transform.apply_registered_pass" || name == "transform.print";
+}
+
+std::string Where(mlir::Operation* op) {
+  if (auto file = llvm::dyn_cast<mlir::FileLineColLoc>(op->getLoc()))
+    return absl::StrCat(file.getFilename().str(), ":", file.getLine(), ":", file.getColumn());
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << op->getLoc();
+  return text;
+}
+
+absl::Status Reject(mlir::Operation* op, absl::string_view why) {
+  return absl::InvalidArgumentError(absl::StrCat("template rejected: op '",
+                                                 op->getName().getStringRef().str(), "' at ",
+                                                 Where(op), " ", why));
+}
+
+}  // namespace
+
+absl::Status CheckTemplateSize(absl::string_view text) {
+  if (text.size() > kMaxTemplateBytes)
+    return absl::InvalidArgumentError(absl::StrCat("template of ", text.size(),
+                                                   " bytes is larger than the limit of ",
+                                                   kMaxTemplateBytes, " bytes"));
+  return absl::OkStatus();
+}
+
+absl::Status CheckTemplatePolicy(mlir::ModuleOp module) {
+  absl::Status status;
+  // Outer ops first, so that the error names the op that was written, not
+  // something nested in it.
+  module->walk<mlir::WalkOrder::PreOrder>([&](mlir::Operation* op) {
+    const llvm::StringRef dialect = op->getName().getDialectNamespace();
+    if (dialect == "smt" && !InsideParamConstraint(op)) {
+      status = Reject(op, "is an SMT op outside transform.smt.constrain_params");
+      return mlir::WalkResult::interrupt();
+    }
+    if (!AllowedDialect(dialect) && dialect != "smt") {
+      status = Reject(op, absl::StrCat("is outside the allowed dialects (builtin, transform, "
+                                       "and smt inside transform.smt.constrain_params): "
+                                       "templates may only hold transform-dialect scripts"));
+      return mlir::WalkResult::interrupt();
+    }
+    if (DeniedTransformOp(op->getName().getStringRef())) {
+      status = Reject(op, "reaches beyond the payload (passes, files or output) and is not "
+                          "allowed in templates");
+      return mlir::WalkResult::interrupt();
+    }
+    if (auto sequence = llvm::dyn_cast<mlir::transform::NamedSequenceOp>(op);
+        sequence && sequence.isExternal()) {
+      status = Reject(op, absl::StrCat("declares @", sequence.getSymName().str(),
+                                       " without a body, which would be resolved from an "
+                                       "external transform library"));
+      return mlir::WalkResult::interrupt();
+    }
+    // Every symbol referred to must be a sequence defined in this template.
+    op->getAttrDictionary().walk([&](mlir::SymbolRefAttr ref) {
+      if (!status.ok()) return;
+      auto target = llvm::dyn_cast_or_null<mlir::transform::NamedSequenceOp>(
+          mlir::SymbolTable::lookupNearestSymbolFrom(op, ref));
+      if (!target || target.isExternal()) {
+        std::string name;
+        llvm::raw_string_ostream os(name);
+        os << ref;
+        status = Reject(op, absl::StrCat("refers to ", name,
+                                         ", which is not a sequence defined in the template"));
+      }
+    });
+    return status.ok() ? mlir::WalkResult::advance() : mlir::WalkResult::interrupt();
+  });
+  return status;
+}
+
+}  // namespace mtune::strategies

@@ -1,0 +1,39 @@
+// What a strategy template may contain. Templates are code that workers run (in
+// the transform interpreter, with every MLIR pass registered), so a template
+// from outside the build (`mtune measure --template-file`, a script a worker
+// receives) is accepted only when:
+//   - it is at most kMaxTemplateBytes long;
+//   - every op belongs to an allowed dialect: `builtin` (the module) and
+//     `transform` with its extensions (tune knobs and alternatives, structured,
+//     loop, bufferization, vector/tensor patterns, ...), and `smt` only inside
+//     `transform.smt.constrain_params` (knob constraints mtune evaluates);
+//   - it holds none of the transform ops that reach beyond the payload:
+//     `transform.apply_registered_pass` (runs any registered pass, some of which
+//     write files), `transform.print` (writes to the worker's output);
+//   - every `transform.named_sequence` has a body (a declaration would be
+//     resolved from an external transform library), and every symbol an op
+//     refers to (`transform.include`, `foreach_match`, ...) is a sequence
+//     defined in the template itself.
+// Every template mtune ships passes; tests/template_policy_test.cc holds the
+// rejected cases.
+#pragma once
+
+#include <cstddef>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "mlir/IR/BuiltinOps.h"
+
+namespace mtune::strategies {
+
+// Largest template text accepted, bytes (mtune's own templates are ~10 KB).
+inline constexpr size_t kMaxTemplateBytes = 1 << 20;
+
+// OK when `module` follows the policy above; InvalidArgument naming the first
+// offending op and its location otherwise.
+absl::Status CheckTemplatePolicy(mlir::ModuleOp module);
+
+// InvalidArgument when `text` is longer than kMaxTemplateBytes.
+absl::Status CheckTemplateSize(absl::string_view text);
+
+}  // namespace mtune::strategies

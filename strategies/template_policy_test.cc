@@ -1,0 +1,99 @@
+// The template policy (strategies/template_policy.h), through ExtractKnobSpace:
+// the door every template passes, built in or from a file.
+#include "strategies/template_policy.h"
+
+#include <string>
+
+#include "gtest/gtest.h"
+#include "strategies/knob_space.h"
+#include "strategies/template_library.h"
+
+namespace mtune::strategies {
+namespace {
+
+// A template around `body` (ops of @__transform_main) and `extra` (module-level ops).
+std::string Template(const std::string& body, const std::string& extra = "") {
+  return "module attributes {transform.with_named_sequence} {\n" + extra +
+         "  transform.named_sequence @__transform_main(%root: !transform.any_op "
+         "{transform.consumed}) {\n" +
+         body + "    transform.yield\n  }\n}\n";
+}
+
+absl::Status Check(const std::string& text) {
+  auto problem = ParseProblemKey("matmul:m=64,n=64,k=64:f32");
+  EXPECT_TRUE(problem.ok());
+  return ExtractKnobSpace(text, *problem).status();
+}
+
+void ExpectRejected(const std::string& text, const std::string& op, const std::string& why) {
+  absl::Status status = Check(text);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+  EXPECT_NE(status.message().find("op '" + op + "'"), absl::string_view::npos) << status;
+  EXPECT_NE(status.message().find(why), absl::string_view::npos) << status;
+}
+
+TEST(TemplatePolicy, EveryBuiltinTemplateIsAllowed) {
+  ASSERT_FALSE(BuiltinTemplates().empty());
+  for (const StrategyTemplate& t : BuiltinTemplates()) {
+    auto problem = ParseProblemKey(t.name.rfind("matmul", 0) == 0 ? "matmul:m=64,n=64,k=64:f32"
+                                   : t.name.rfind("reduce", 0) == 0 ? "reduce_rows_2d:m=64,n=64:f32"
+                                                                   : "copy_2d:m=64,n=64:f32");
+    ASSERT_TRUE(problem.ok());
+    EXPECT_TRUE(ExtractKnobSpace(t.text, *problem).ok()) << t.name;
+  }
+}
+
+TEST(TemplatePolicy, PlainTransformScriptsAndLocalIncludesAreAllowed) {
+  EXPECT_TRUE(Check(Template(
+                  "    %m = transform.structured.match ops{[\"linalg.matmul\"]} in %root "
+                  ": (!transform.any_op) -> !transform.any_op\n"
+                  "    %t = transform.tune.knob<\"tile\"> = 8 from options = [4, 8] "
+                  "-> !transform.param<i64>\n"
+                  "    transform.include @helper failures(propagate) (%m) "
+                  ": (!transform.any_op) -> ()\n",
+                  "  transform.named_sequence @helper(%op: !transform.any_op {transform.readonly}) {\n"
+                  "    transform.yield\n  }\n"))
+                  .ok());
+}
+
+TEST(TemplatePolicy, OpsOutsideTheAllowedDialectsAreRejected) {
+  ExpectRejected(Template("", "  func.func @f() { return }\n"), "func.func",
+                 "outside the allowed dialects");
+  ExpectRejected(Template("", "  \"llvm.func\"() ({}) {sym_name = \"system\", function_type = "
+                              "!llvm.func<i32 (ptr)>} : () -> ()\n"),
+                 "llvm.func", "outside the allowed dialects");
+  ExpectRejected(Template("", "  %c = smt.int.constant 1\n"), "smt.int.constant",
+                 "outside transform.smt.constrain_params");
+}
+
+TEST(TemplatePolicy, PrintingAndArbitraryPassesAreRejected) {
+  ExpectRejected(Template("    transform.print %root {name = \"leak\"} : !transform.any_op\n"),
+                 "transform.print", "beyond the payload");
+  ExpectRejected(
+      Template("    %f = transform.structured.match ops{[\"func.func\"]} in %root "
+               ": (!transform.any_op) -> !transform.any_op\n"
+               "    %s = transform.apply_registered_pass \"snapshot-op-locations\" "
+               "with options = { filename = \"/tmp/x\" } to %f "
+               ": (!transform.any_op) -> !transform.any_op\n"),
+      "transform.apply_registered_pass", "beyond the payload");
+}
+
+TEST(TemplatePolicy, SequencesWithoutABodyAreRejected) {
+  // Declared only: the interpreter would resolve it from an external library.
+  ExpectRejected(
+      Template("    transform.include @external failures(propagate) (%root) "
+               ": (!transform.any_op) -> ()\n",
+               "  transform.named_sequence private @external(%op: !transform.any_op "
+               "{transform.readonly})\n"),
+      "transform.named_sequence", "without a body");
+}
+
+TEST(TemplatePolicy, OversizedTemplatesAreRejectedBeforeParsing) {
+  std::string huge = Template("") + "// " + std::string(kMaxTemplateBytes, 'x') + "\n";
+  absl::Status status = Check(huge);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(status.message().find("larger than the limit"), absl::string_view::npos) << status;
+}
+
+}  // namespace
+}  // namespace mtune::strategies
