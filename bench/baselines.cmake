@@ -1,5 +1,5 @@
-# mtune_baselines: single-threaded sgemm of oneDNN, Eigen and OpenBLAS, the libraries
-# mtune's kernels are compared with. Included from bench/CMakeLists.txt.
+# mtune_baselines: single-threaded sgemm of oneDNN, Eigen and OpenBLAS, and oneDNN / Eigen
+# kernels of every family, the libraries mtune's kernels are compared with. Included from bench/CMakeLists.txt.
 # Not find_package(dnnl): Debian's dnnl-config.cmake (oneDNN built with the OpenCL GPU
 # runtime) requires OpenCL development files, which a CPU-only baseline never uses and
 # which are not installed. The library and header are located directly instead.
@@ -9,10 +9,12 @@ find_package(Eigen3 3.4 CONFIG REQUIRED)
 find_package(OpenBLAS CONFIG REQUIRED)
 find_package(OpenMP REQUIRED)
 
-add_library(mtune_baselines STATIC ${CMAKE_CURRENT_LIST_DIR}/baselines.cc)
+# family_baselines: oneDNN / Eigen implementations of every f32 kernel family.
+add_library(mtune_baselines STATIC ${CMAKE_CURRENT_LIST_DIR}/baselines.cc
+  ${CMAKE_CURRENT_LIST_DIR}/family_baselines.cc)
 target_include_directories(mtune_baselines PRIVATE ${OpenBLAS_INCLUDE_DIRS} ${MTUNE_DNNL_INCLUDE_DIR})
 target_link_libraries(mtune_baselines
-  PUBLIC absl::status absl::statusor
+  PUBLIC absl::status absl::statusor mtune_problem
   PRIVATE ${MTUNE_DNNL_LIBRARY} Eigen3::Eigen ${OpenBLAS_LIBRARIES} OpenMP::OpenMP_CXX absl::strings)
 # Eigen picks its kernels at compile time: without the host's ISA it would run SSE2 and
 # be an unfairly weak baseline. oneDNN and OpenBLAS dispatch at run time anyway.

@@ -35,19 +35,14 @@
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
 #include "bench/baselines.h"
+#include "bench/side_by_side.h"
 #include "client/measure_command.h"
 #include "benchmark/benchmark.h"
-#include "db/export.h"
-#include "db/store.h"
 #include "nlohmann/json.hpp"
 #include "proto/mtune.pb.h"
-#include "search/search.h"
-#include "search/space.h"
 #include "strategies/candidate.h"
-#include "strategies/knob_space.h"
 #include "strategies/payload.h"
 #include "strategies/problem.h"
-#include "strategies/template_library.h"
 #include "worker/affinity.h"
 #include "worker/calibration.h"
 #include "worker/jit_kernel.h"
@@ -56,12 +51,6 @@
 
 namespace mtune::bench {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double Since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
 
 struct Flags {
   std::string shapes = "256,512,1024";
@@ -84,23 +73,6 @@ constexpr const char* kImplementations[] = {"mtune", "onednn", "eigen", "openbla
 // Timed repetitions per (round, implementation); their median is the round's figure.
 constexpr int kRepetitionsPerRound = 3;
 
-// The mtune kernel a shape is compared with, and where it came from.
-struct BestKernel {
-  std::string script;
-  strategies::KnobValues knobs;
-  // GFLOP/s when it was tuned (this run, or as stored); re-measured below.
-  double tuned_gflops = 0;
-  std::string origin;
-};
-
-// Cost and outcome of tuning one shape in this run.
-struct TuningStats {
-  int tried = 0;
-  int ok = 0;
-  std::map<std::string, int> failures;  // status name -> count
-  std::vector<double> candidate_s;      // wall time of each candidate
-};
-
 struct ShapeReport {
   int64_t size = 0;
   strategies::Problem problem;
@@ -112,21 +84,6 @@ struct ShapeReport {
   std::map<std::string, std::vector<double>> round_medians_s;
   std::vector<std::string> notes;
 };
-
-double Median(std::vector<double> values) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  const size_t n = values.size();
-  return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
-}
-
-// Nearest-rank percentile, q in (0, 1].
-double Percentile(std::vector<double> values, double q) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  size_t rank = static_cast<size_t>(std::ceil(q * values.size()));
-  return values[std::clamp<size_t>(rank, 1, values.size()) - 1];
-}
 
 absl::StatusOr<std::vector<int64_t>> ParseShapes(const std::string& text) {
   std::vector<int64_t> sizes;
@@ -141,153 +98,29 @@ absl::StatusOr<std::vector<int64_t>> ParseShapes(const std::string& text) {
   return sizes;
 }
 
-// "tile_m1=64 ... contraction_lowering=outerproduct" shortened for a table cell.
-std::string CompactKnobs(const strategies::KnobValues& knobs) {
-  std::vector<std::string> parts;
-  for (const auto& [name, value] : knobs) {
-    absl::string_view short_name = name;
-    absl::ConsumePrefix(&short_name, "tile_");
-    if (short_name == "contraction_lowering") short_name = "lower";
-    parts.push_back(absl::StrCat(short_name, "=", value));
-  }
-  return absl::StrJoin(parts, " ");
-}
-
-std::string StatusName(mtune::v1::ResultStatus status) {
-  std::string name = mtune::v1::ResultStatus_Name(status);
-  absl::string_view view = name;
-  absl::ConsumePrefix(&view, "RESULT_STATUS_");
-  return absl::AsciiStrToLower(view);
-}
-
 // --- tuning ------------------------------------------------------------------
 
-// Seeded random search over the default template, as the coordinator plans it:
-// constraint-violating points are never proposed, the template default comes first.
+// Seeded random search over the default template, as the coordinator plans it.
 absl::Status Tune(const Flags& flags, const mtune::v1::Calibration& calibration,
                   worker::Measurer& measurer, ShapeReport& report) {
-  const strategies::Problem& problem = report.problem;
-  auto tpl = strategies::DefaultTemplateFor(problem.family);
-  if (!tpl.ok()) return tpl.status();
-  auto knobs = strategies::ExtractKnobSpace(tpl->text, problem);
-  if (!knobs.ok()) return knobs.status();
-  search::Space space;
-  for (const strategies::KnobSpec& knob : knobs->knobs) space.knobs.push_back({knob.name, knob.options});
-
-  search::SearchOptions options;
+  TuneOptions options;
+  options.trials = flags.trials;
   options.seed = flags.seed;
-  options.is_valid = [&](const search::Point& point) {
-    auto values = search::ValuesFromPoint(space, point);
-    return values.ok() && knobs->SatisfiesConstraints(*values);
-  };
-  if (auto defaults = knobs->Defaults()) {
-    if (auto point = search::PointFromValues(space, *defaults); point.ok())
-      options.seeds_first.push_back(*point);
-  }
-  auto algorithm = search::MakeSearch("random", space, options);
-  if (!algorithm.ok()) return algorithm.status();
-
+  options.min_time_s = flags.tune_min_time_s;
   report.tuned = true;
-  for (int trial = 0; trial < flags.trials; ++trial) {
-    std::vector<search::Point> points = (*algorithm)->Propose(1);
-    if (points.empty()) break;  // the space is spent
-    const auto start = Clock::now();
-    auto values = search::ValuesFromPoint(space, points[0]);
-    if (!values.ok()) return values.status();
-    mtune::v1::Result result;
-    auto script = strategies::Instantiate(tpl->text, problem, *values);
-    if (!script.ok()) {
-      result.set_status(mtune::v1::RESULT_STATUS_INVALID_CANDIDATE);
-      result.set_error(std::string(script.status().message()));
-    } else {
-      mtune::v1::Task task;
-      task.set_problem(problem.Key());
-      *task.mutable_candidate() = strategies::MakeCandidate(tpl->name, *values);
-      task.set_script(*script);
-      task.set_min_measure_s(flags.tune_min_time_s);
-      result = measurer.Measure(task, calibration);
-    }
-    const double wall_s = Since(start);
-
-    const bool ok = result.status() == mtune::v1::RESULT_STATUS_OK;
-    report.tuning.tried++;
-    report.tuning.candidate_s.push_back(wall_s);
-    if (ok) {
-      report.tuning.ok++;
-      if (!report.best || result.gflops() > report.best->tuned_gflops) {
-        report.best = BestKernel{*script, *values, result.gflops(),
-                                 absl::StrFormat("tuned in this run (%s search, seed %d)",
-                                                 std::string((*algorithm)->name()), flags.seed)};
-      }
-    } else {
-      report.tuning.failures[StatusName(result.status())]++;
-    }
-    search::Observation observation{points[0], ok, ok ? result.gflops() : 0.0};
-    (*algorithm)->Observe({&observation, 1});
-
-    std::fprintf(stderr, "  %lld^3 %2d/%d  %-17s %8.2f GFLOP/s  %5.2f s (compile %.2f s)  %s\n",
-                 static_cast<long long>(report.size), trial + 1, flags.trials,
-                 StatusName(result.status()).c_str(), ok ? result.gflops() : 0.0, wall_s,
-                 result.compile_s(), CompactKnobs(*values).c_str());
-  }
-  return absl::OkStatus();
+  return TuneProblem(report.problem, options, calibration, measurer,
+                     absl::StrCat(report.size, "^3"), report.best, report.tuning);
 }
 
 // --- loading a tuned best --------------------------------------------------------
 
-strategies::KnobValues KnobsFromJson(const std::string& text) {
-  strategies::KnobValues knobs;
-  nlohmann::json parsed = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (!parsed.is_object()) return knobs;
-  for (const auto& [name, value] : parsed.items())
-    knobs[name] = value.is_string() ? value.get<std::string>() : value.dump();
-  return knobs;
-}
-
-// Fills report.best for every shape the file has an OK result for. The file is either
-// an exported best-strategy database or a coordinator store; the export is tried first
-// because opening a store may migrate (write) the file.
+// Fills report.best for every shape the file has an OK result for.
 absl::Status LoadBest(const std::string& path, std::vector<ShapeReport>& reports) {
-  if (!std::filesystem::exists(path))
-    return absl::NotFoundError(absl::StrCat("--db: no such file: ", path));
-
-  auto exported = db::ReadExportedDb(path);
-  if (exported.ok()) {
-    const std::string host_cpu = worker::JitKernel::HostCpuName();
-    for (ShapeReport& report : reports) {
-      const db::ExportedStrategy* chosen = nullptr;
-      for (const db::ExportedStrategy& row : *exported) {
-        if (row.problem != report.problem.Key()) continue;
-        // Prefer a row tuned on this CPU model, then the fastest.
-        auto rank = [&](const db::ExportedStrategy& r) {
-          return std::make_pair(r.target_cpu == host_cpu, r.gflops);
-        };
-        if (!chosen || rank(row) > rank(*chosen)) chosen = &row;
-      }
-      if (!chosen) continue;
-      report.best = BestKernel{chosen->script, KnobsFromJson(chosen->knobs_json), chosen->gflops,
-                               absl::StrFormat("export %s, target %s (%s), %.2f GFLOP/s there",
-                                               path, chosen->target_id, chosen->target_cpu,
-                                               chosen->gflops)};
-    }
-    return absl::OkStatus();
-  }
-  if (exported.status().code() != absl::StatusCode::kFailedPrecondition) return exported.status();
-
-  auto store = db::Store::Open(path);
-  if (!store.ok())
-    return absl::FailedPreconditionError(absl::StrCat(
-        "--db ", path, " is neither a best-strategy export (", exported.status().message(),
-        ") nor a coordinator store (", store.status().message(), ")"));
-  for (ShapeReport& report : reports) {
-    auto best = (*store)->GetBest(report.problem.Key(), "");
-    if (absl::IsNotFound(best.status())) continue;
-    if (!best.ok()) return best.status();
-    report.best = BestKernel{
-        best->script(), strategies::ValuesOf(best->candidate()), best->result().gflops(),
-        absl::StrFormat("store %s, job %d, target %s, %.2f GFLOP/s there", path, best->job_id(),
-                        best->target().id(), best->result().gflops())};
-  }
+  std::vector<strategies::Problem> problems;
+  for (const ShapeReport& report : reports) problems.push_back(report.problem);
+  auto best = LoadBestKernels(path, problems);
+  if (!best.ok()) return best.status();
+  for (size_t i = 0; i < reports.size(); ++i) reports[i].best = (*best)[i];
   return absl::OkStatus();
 }
 
@@ -316,39 +149,6 @@ absl::Status UseGivenCandidate(const Flags& flags, std::vector<ShapeReport>& rep
 }
 
 // --- side by side -------------------------------------------------------------
-
-// Collects each repetition's real time per call, keyed by the registered name.
-class CollectingReporter : public benchmark::BenchmarkReporter {
- public:
-  bool ReportContext(const Context&) override { return true; }
-  void ReportRuns(const std::vector<Run>& runs) override {
-    for (const Run& run : runs) {
-      const std::string& name = run.run_name.function_name;
-      if (run.error_occurred) {
-        errors_[name] = run.error_message;
-        continue;
-      }
-      if (run.run_type != Run::RT_Iteration || run.iterations <= 0) continue;
-      samples_[name].push_back(run.real_accumulated_time / static_cast<double>(run.iterations));
-    }
-    // Aggregates arrive in a batch of their own; only the repetitions are shown.
-    if (!runs.empty() && runs.front().run_type == Run::RT_Iteration) {
-      const std::string& name = runs.front().run_name.function_name;
-      auto it = samples_.find(name);
-      if (it != samples_.end())
-        std::fprintf(stderr, "  %-24s %9.3f ms/call (median of %zu)\n", name.c_str(),
-                     1e3 * Median(it->second), it->second.size());
-      else if (errors_.contains(name))
-        std::fprintf(stderr, "  %-24s error: %s\n", name.c_str(), errors_[name].c_str());
-    }
-  }
-  const std::map<std::string, std::vector<double>>& samples() const { return samples_; }
-  const std::map<std::string, std::string>& errors() const { return errors_; }
-
- private:
-  std::map<std::string, std::vector<double>> samples_;
-  std::map<std::string, std::string> errors_;
-};
 
 // Everything one shape's timing loops touch; lives until the benchmarks have run.
 struct ShapeFixture {

@@ -1,0 +1,605 @@
+// mtune-bench-families: for a suite of problems of every kernel family, gets mtune's
+// kernel (template default, tuned in this run, or loaded from a database) and times
+// it beside oneDNN and Eigen on the same inputs, single-threaded on one pinned core,
+// in interleaved rounds; every library's output is first checked against mtune's
+// reference. Prints one table (GFLOP/s or GB/s, ratios, fraction of roofline),
+// geomeans per family and the issue's goals with met / NOT met. See bench/README.md.
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "CLI/CLI.hpp"
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "bench/family_baselines.h"
+#include "bench/family_suite.h"
+#include "bench/side_by_side.h"
+#include "benchmark/benchmark.h"
+#include "nlohmann/json.hpp"
+#include "proto/mtune.pb.h"
+#include "strategies/payload.h"
+#include "strategies/problem.h"
+#include "worker/affinity.h"
+#include "worker/calibration.h"
+#include "worker/jit_kernel.h"
+#include "worker/kernel_operands.h"
+#include "worker/measure.h"
+#include "worker/roofline.h"
+
+namespace mtune::bench {
+namespace {
+
+struct Flags {
+  std::string problems;
+  std::string families;
+  int trials = 2;
+  uint64_t seed = 0;
+  std::string search = "random";
+  std::string db;
+  int cpu = 1;
+  double min_time_s = 0.15;
+  double tune_min_time_s = 0.05;
+  int rounds = 3;
+  std::string json;
+  bool onednn_plain_weights = false;
+  bool quick_calibration = false;
+  bool list = false;
+};
+
+constexpr const char* kImplementations[] = {"mtune", "onednn", "eigen"};
+constexpr int kRepetitionsPerRound = 3;
+
+// What happened to one implementation of one problem before timing.
+struct ImplState {
+  // "ok", "no template", "no db entry", "n/a", "WRONG", "compile error", ...
+  std::string status;
+  std::string detail;       // why, or how it computes
+  double scaled_error = 0;  // of the verification run
+  double median_s = 0;      // median over rounds; 0 = not timed
+  std::vector<double> round_medians_s;
+};
+
+struct ProblemReport {
+  strategies::Problem problem;
+  std::optional<BestKernel> best;
+  bool tuned = false;
+  TuningStats tuning;
+  std::map<std::string, ImplState> impls;
+  // The roofline this problem is normalised against.
+  worker::RooflinePoint roof;
+  // Copy bandwidth at exactly this footprint, measured just before its rounds
+  // (bandwidth-bound families only): the level's figure comes from a working set of
+  // the whole level, which can be far from the problem's.
+  double copy_gbps_at_footprint = 0;
+};
+
+// Everything the timing loops of one problem touch.
+struct Fixture {
+  std::unique_ptr<worker::KernelOperands> ops;
+  std::unique_ptr<worker::JitKernel> kernel;
+  std::vector<std::vector<int64_t>> descriptors;
+  std::vector<void*> args;
+  std::map<std::string, std::unique_ptr<worker::TypedBuffer>> outputs;
+  std::map<std::string, std::unique_ptr<FamilyKernel>> baselines;
+};
+
+double Figure(const ProblemReport& r, const std::string& impl) {
+  auto it = r.impls.find(impl);
+  if (it == r.impls.end() || it->second.median_s <= 0) return 0;
+  const double work = BandwidthBound(r.problem.family) ? r.problem.CompulsoryBytes() : r.problem.Flops();
+  return work / it->second.median_s / 1e9;
+}
+
+double FractionOfRoofline(const ProblemReport& r, double figure) {
+  if (figure <= 0) return 0;
+  if (BandwidthBound(r.problem.family)) return r.roof.level_gbps > 0 ? figure / r.roof.level_gbps : 0;
+  return r.roof.bound_gflops > 0 ? figure / r.roof.bound_gflops : 0;
+}
+
+std::string Unit(const ProblemReport& r) {
+  return BandwidthBound(r.problem.family) ? "GB/s" : "GFLOP/s";
+}
+
+// Largest |out - want| / scale over a float output (NaN counts as infinite).
+double ScaledError(const worker::KernelOperands& ops, const worker::TypedBuffer& out) {
+  double worst = 0;
+  for (int64_t i = 0; i < out.elements(); ++i) {
+    const double err = std::fabs(out.Get(i) - ops.want[i]) / (ops.scale[i] + 1e-30);
+    if (!(err <= worst)) worst = std::isnan(err) ? INFINITY : err;
+  }
+  return worst;
+}
+
+// Compiles and verifies mtune's kernel, prepares and verifies each baseline, on one
+// set of operands; an implementation that fails is left out of the timing with why.
+void Prepare(const Flags& flags, ProblemReport& report, Fixture& fx) {
+  const strategies::Problem& p = report.problem;
+  fx.ops = worker::MakeKernelOperands(p);
+  worker::KernelOperands& ops = *fx.ops;
+  for (const worker::TypedBuffer& buffer : ops.buffers) fx.descriptors.push_back(buffer.Descriptor());
+  for (std::vector<int64_t>& d : fx.descriptors) fx.args.push_back(d.data());
+
+  ImplState& mt = report.impls["mtune"];
+  if (report.best) {
+    auto payload = strategies::MakePayload(p);
+    worker::CompileTimes times;
+    worker::CompileFailure failure;
+    if (payload.ok()) fx.kernel = worker::JitKernel::Compile(*payload, report.best->script, &times, &failure);
+    if (!payload.ok()) {
+      mt = {"payload error", std::string(payload.status().message())};
+    } else if (!fx.kernel) {
+      mt = {StatusName(failure.status), failure.error.substr(0, 300)};
+    } else {
+      ops.ResetOutput();
+      fx.kernel->Call(fx.args);
+      int64_t where = -1;
+      mt.scaled_error = ops.MaxScaledError(&where);
+      if (mt.scaled_error <= ops.tolerance) {
+        mt.status = "ok";
+        mt.detail = absl::StrCat(report.best->origin, ": ", CompactKnobs(report.best->knobs));
+      } else {
+        mt.status = "WRONG";
+        mt.detail = absl::StrFormat("scaled error %.3g > tolerance %.3g at element %d",
+                                    mt.scaled_error, ops.tolerance, where);
+        fx.kernel.reset();
+      }
+    }
+  }
+
+  std::vector<const float*> inputs;
+  for (size_t i = 0; i + 1 < ops.buffers.size(); ++i)
+    inputs.push_back(static_cast<const float*>(ops.buffers[i].data()));
+  FamilyBaselineOptions options;
+  options.onednn_plain_weights = flags.onednn_plain_weights;
+  for (FamilyLibrary library : kAllFamilyLibraries) {
+    const std::string name(FamilyLibraryName(library));
+    ImplState& state = report.impls[name];
+    auto out = std::make_unique<worker::TypedBuffer>(ops.output().shape());
+    for (int64_t i = 0; i < out->elements(); ++i) out->Set(i, std::numeric_limits<double>::quiet_NaN());
+    auto kernel = MakeFamilyKernel(library, p, inputs, static_cast<float*>(out->data()), options);
+    if (!kernel.ok()) {
+      state = {absl::IsUnimplemented(kernel.status()) ? "n/a" : "error",
+               std::string(kernel.status().message())};
+      continue;
+    }
+    if (absl::Status run = (*kernel)->Run(); !run.ok()) {
+      state = {"error", std::string(run.message())};
+      continue;
+    }
+    state.scaled_error = ScaledError(ops, *out);
+    state.detail = (*kernel)->description();
+    if (state.scaled_error <= ops.tolerance) {
+      state.status = "ok";
+      fx.outputs[name] = std::move(out);
+      fx.baselines[name] = *std::move(kernel);
+    } else {
+      // A baseline that computes something else must not be timed as if it did not.
+      state.status = "WRONG";
+      state.detail = absl::StrFormat("%s: scaled error %.3g > tolerance %.3g", state.detail,
+                                     state.scaled_error, ops.tolerance);
+    }
+  }
+  // The reference is no longer needed; large data-movement problems carry 16 bytes of
+  // it per output element.
+  std::vector<double>().swap(ops.want);
+  std::vector<double>().swap(ops.scale);
+}
+
+std::string BenchmarkName(const ProblemReport& r, int round, const char* impl) {
+  return absl::StrFormat("%s/round%d/%s", r.problem.Key(), round, impl);
+}
+
+// Times every verified implementation of one problem in interleaved rounds.
+void TimeProblem(const Flags& flags, ProblemReport& report, Fixture& fx) {
+  const double per_repetition_s = flags.min_time_s / kRepetitionsPerRound;
+  for (int round = 0; round < flags.rounds; ++round) {
+    for (const char* impl : kImplementations) {
+      const std::string name = BenchmarkName(report, round, impl);
+      benchmark::internal::Benchmark* registered = nullptr;
+      if (std::string(impl) == "mtune") {
+        if (!fx.kernel) continue;
+        Fixture* f = &fx;
+        registered = benchmark::RegisterBenchmark(name.c_str(), [f](benchmark::State& state) {
+          for (auto _ : state) {
+            f->kernel->Call(f->args);
+            benchmark::ClobberMemory();
+          }
+        });
+      } else {
+        auto it = fx.baselines.find(impl);
+        if (it == fx.baselines.end()) continue;
+        FamilyKernel* kernel = it->second.get();
+        registered = benchmark::RegisterBenchmark(name.c_str(), [kernel](benchmark::State& state) {
+          for (auto _ : state) {
+            if (absl::Status status = kernel->Run(); !status.ok()) {
+              state.SkipWithError(std::string(status.message()).c_str());
+              break;
+            }
+            benchmark::ClobberMemory();
+          }
+        });
+      }
+      registered->Repetitions(kRepetitionsPerRound)
+          ->MinTime(per_repetition_s)
+          ->MinWarmUpTime(std::min(0.05, per_repetition_s))
+          ->UseRealTime()
+          ->Unit(benchmark::kMillisecond);
+    }
+  }
+  CollectingReporter reporter;
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+  benchmark::ClearRegisteredBenchmarks();
+  for (const char* impl : kImplementations) {
+    ImplState& state = report.impls[impl];
+    for (int round = 0; round < flags.rounds; ++round) {
+      const std::string name = BenchmarkName(report, round, impl);
+      if (auto it = reporter.samples().find(name); it != reporter.samples().end() && !it->second.empty())
+        state.round_medians_s.push_back(Median(it->second));
+      else if (auto err = reporter.errors().find(name); err != reporter.errors().end())
+        state = {"error", err->second};
+    }
+    if (!state.round_medians_s.empty()) state.median_s = Median(state.round_medians_s);
+  }
+}
+
+// --- output -------------------------------------------------------------------
+
+std::string Cell(double value, const char* format = "%.2f") {
+  return value > 0 ? absl::StrFormat(format, value) : std::string("-");
+}
+
+// A figure, or why there is none ("no template", "WRONG", "n/a").
+std::string FigureCell(const ProblemReport& r, const std::string& impl) {
+  const double figure = Figure(r, impl);
+  if (figure > 0) return Cell(figure);
+  auto it = r.impls.find(impl);
+  if (it == r.impls.end() || it->second.status.empty()) return "-";
+  return it->second.status;
+}
+
+constexpr const char* kRowFormat = "%-26s %-40s %-7s %11s %11s %11s %7s %7s %6s %5s %8s\n";
+
+void PrintRow(const ProblemReport& r) {
+  const double mt = Figure(r, "mtune"), dnn = Figure(r, "onednn"), eig = Figure(r, "eigen");
+  auto ratio = [&](double other) { return mt > 0 && other > 0 ? mt / other : 0.0; };
+  const double fraction = FractionOfRoofline(r, mt);
+  std::printf(kRowFormat, r.problem.family.c_str(), ShortShape(r.problem).c_str(), Unit(r).c_str(),
+              FigureCell(r, "mtune").c_str(), FigureCell(r, "onednn").c_str(),
+              FigureCell(r, "eigen").c_str(), Cell(ratio(dnn)).c_str(), Cell(ratio(eig)).c_str(),
+              Cell(100 * fraction, "%.1f%%").c_str(), r.roof.level.c_str(),
+              Cell(r.copy_gbps_at_footprint).c_str());
+}
+
+void PrintGeomean(const std::string& family, const std::vector<const ProblemReport*>& rows) {
+  std::vector<double> mt, dnn, eig, mt_dnn, mt_eig, fraction;
+  for (const ProblemReport* r : rows) {
+    const double m = Figure(*r, "mtune"), d = Figure(*r, "onednn"), e = Figure(*r, "eigen");
+    mt.push_back(m);
+    dnn.push_back(d);
+    eig.push_back(e);
+    if (m > 0 && d > 0) mt_dnn.push_back(m / d);
+    if (m > 0 && e > 0) mt_eig.push_back(m / e);
+    fraction.push_back(FractionOfRoofline(*r, m));
+  }
+  std::printf(kRowFormat, family.c_str(), absl::StrCat("geomean of ", rows.size()).c_str(), Unit(*rows.front()).c_str(),
+              Cell(Geomean(mt)).c_str(), Cell(Geomean(dnn)).c_str(), Cell(Geomean(eig)).c_str(),
+              Cell(Geomean(mt_dnn)).c_str(), Cell(Geomean(mt_eig)).c_str(),
+              Cell(100 * Geomean(fraction), "%.1f%%").c_str(), "", "");
+}
+
+std::vector<GoalRow> GoalRows(const std::vector<ProblemReport>& reports, double peak) {
+  std::vector<GoalRow> rows;
+  for (const ProblemReport& r : reports) {
+    GoalRow row;
+    row.problem = r.problem;
+    row.mtune = Figure(r, "mtune");
+    row.onednn = Figure(r, "onednn");
+    row.fraction_of_roofline = FractionOfRoofline(r, row.mtune);
+    row.copy_gbps_at_footprint = r.copy_gbps_at_footprint;
+    row.fraction_of_peak =
+        !BandwidthBound(r.problem.family) && peak > 0 ? row.mtune / peak : 0.0;
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+void PrintReport(const Flags& flags, const std::vector<ProblemReport>& reports,
+                 const mtune::v1::Calibration& calibration, const std::string& cpu_name) {
+  std::printf("\nmtune vs oneDNN and Eigen, f32, one thread on one pinned core (cpu %d, %s)\n",
+              flags.cpu, cpu_name.c_str());
+  std::printf("measured FMA peak %.2f GFLOP/s; copy bandwidth", calibration.peak_gflops_f32());
+  for (const auto& level : calibration.bandwidth())
+    std::printf(" %s %.1f GB/s", level.level().c_str(), level.gbps());
+  std::printf("\nmtune kernel: %s\n",
+              !flags.db.empty() ? absl::StrCat("best in ", flags.db).c_str()
+              : flags.trials > 0
+                  ? absl::StrFormat("tuned here, %d %s trials per problem", flags.trials, flags.search).c_str()
+                  : "template default (--trials 0)");
+  std::printf("each figure: median over %d interleaved rounds of the median of %d timed "
+              "repetitions (>= %.2f s per round); GB/s = compulsory bytes\n\n",
+              flags.rounds, kRepetitionsPerRound, flags.min_time_s);
+  std::printf(kRowFormat, "family", "shape", "unit", "mtune", "oneDNN", "Eigen", "mt/dnn", "mt/eig",
+              "%roof", "level", "copy@fp");
+  std::vector<std::string> order;
+  std::map<std::string, std::vector<const ProblemReport*>> by_family;
+  for (const ProblemReport& r : reports) {
+    if (!by_family.contains(r.problem.family)) order.push_back(r.problem.family);
+    by_family[r.problem.family].push_back(&r);
+  }
+  for (const std::string& family : order) {
+    for (const ProblemReport* r : by_family[family]) PrintRow(*r);
+    PrintGeomean(family, by_family[family]);
+  }
+  std::printf("\n%%roof: mtune over the FMA peak (GFLOP/s rows) or over the copy bandwidth of "
+              "the level the footprint fits (GB/s rows)\n"
+              "copy@fp: copy GB/s measured in this run at the row's own footprint (the transpose "
+              "goal's yardstick)\n");
+
+  std::printf("\ngoals (issue 3, figures to reach):\n");
+  for (const GoalLine& goal : EvaluateGoals(GoalRows(reports, calibration.peak_gflops_f32())))
+    std::printf("  %-68s %-8s %s\n", goal.goal.c_str(), goal.verdict.c_str(), goal.detail.c_str());
+
+  std::printf("\nverification (max scaled error vs mtune's reference) and how each computes:\n");
+  for (const ProblemReport& r : reports) {
+    for (const char* impl : kImplementations) {
+      const ImplState& s = r.impls.at(impl);
+      std::printf("  %-60s %-7s %-13s %s\n", r.problem.Key().c_str(), impl, s.status.c_str(),
+                  s.status == "ok" ? absl::StrFormat("err %.2g; %s", s.scaled_error, s.detail).c_str()
+                                   : s.detail.c_str());
+    }
+  }
+}
+
+absl::Status WriteJson(const Flags& flags, const std::vector<ProblemReport>& reports,
+                       const mtune::v1::Calibration& calibration, const std::string& cpu_name) {
+  nlohmann::json root;
+  root["cpu"] = flags.cpu;
+  root["cpu_name"] = cpu_name;
+  root["peak_gflops_f32"] = calibration.peak_gflops_f32();
+  nlohmann::json levels = nlohmann::json::array();
+  for (const auto& level : calibration.bandwidth())
+    levels.push_back({{"level", level.level()}, {"gbps", level.gbps()},
+                      {"capacity_bytes", level.capacity_bytes()}});
+  root["bandwidth"] = levels;
+  root["rounds"] = flags.rounds;
+  root["repetitions_per_round"] = kRepetitionsPerRound;
+  root["min_time_s"] = flags.min_time_s;
+  root["mtune_source"] = !flags.db.empty() ? flags.db : flags.trials > 0 ? "tuned" : "template_default";
+  root["trials"] = flags.trials;
+  nlohmann::json problems = nlohmann::json::array();
+  for (const ProblemReport& r : reports) {
+    nlohmann::json row;
+    row["problem"] = r.problem.Key();
+    row["family"] = r.problem.family;
+    row["shape"] = ShortShape(r.problem);
+    row["unit"] = Unit(r);
+    row["roofline_level"] = r.roof.level;
+    row["roofline_level_gbps"] = r.roof.level_gbps;
+    row["roofline_gflops"] = r.roof.bound_gflops;
+    if (r.copy_gbps_at_footprint > 0) row["copy_gbps_at_footprint"] = r.copy_gbps_at_footprint;
+    nlohmann::json impls = nlohmann::json::object();
+    for (const auto& [name, s] : r.impls) {
+      const double figure = Figure(r, name);
+      nlohmann::json impl = {{"status", s.status}, {"detail", s.detail},
+                             {"verified", s.status == "ok"}, {"scaled_error", s.scaled_error}};
+      if (figure > 0) {
+        impl["median_s"] = s.median_s;
+        impl["figure"] = figure;
+        impl["round_medians_s"] = s.round_medians_s;
+        impl["fraction_of_roofline"] = FractionOfRoofline(r, figure);
+      }
+      impls[name] = impl;
+    }
+    row["implementations"] = impls;
+    const double mt = Figure(r, "mtune");
+    for (const char* other : {"onednn", "eigen"})
+      if (mt > 0 && Figure(r, other) > 0) row[std::string("mtune_over_") + other] = mt / Figure(r, other);
+    if (r.best) row["best"] = {{"knobs", r.best->knobs}, {"origin", r.best->origin},
+                               {"tuned_gflops", r.best->tuned_gflops}};
+    if (r.tuned)
+      row["tuning"] = {{"tried", r.tuning.tried}, {"ok", r.tuning.ok},
+                       {"failures", r.tuning.failures}, {"candidate_s", r.tuning.candidate_s}};
+    problems.push_back(row);
+  }
+  root["problems"] = problems;
+  nlohmann::json goals = nlohmann::json::array();
+  for (const GoalLine& goal : EvaluateGoals(GoalRows(reports, calibration.peak_gflops_f32())))
+    goals.push_back({{"goal", goal.goal}, {"verdict", goal.verdict}, {"detail", goal.detail}});
+  root["goals"] = goals;
+  std::ofstream out(flags.json);
+  out << root.dump(2) << "\n";
+  out.close();
+  if (!out) return absl::UnavailableError(absl::StrCat("cannot write ", flags.json));
+  return absl::OkStatus();
+}
+
+// --- driver -------------------------------------------------------------------
+
+// Fills report.best (and the mtune state when there is no kernel) for every problem.
+absl::Status GetMtuneKernels(const Flags& flags, const mtune::v1::Calibration& calibration,
+                             std::vector<ProblemReport>& reports) {
+  auto no_template = [](ProblemReport& r, const absl::Status& status) {
+    r.impls["mtune"] = {"no template", std::string(status.message())};
+  };
+  if (!flags.db.empty()) {
+    std::vector<strategies::Problem> problems;
+    for (const ProblemReport& r : reports) problems.push_back(r.problem);
+    auto best = LoadBestKernels(flags.db, problems);
+    if (!best.ok()) return best.status();
+    for (size_t i = 0; i < reports.size(); ++i) {
+      reports[i].best = (*best)[i];
+      if (!reports[i].best) reports[i].impls["mtune"] = {"no db entry", absl::StrCat("no OK result in ", flags.db)};
+    }
+    return absl::OkStatus();
+  }
+  worker::Measurer measurer;
+  TuneOptions options;
+  options.trials = flags.trials;
+  options.seed = flags.seed;
+  options.search = flags.search;
+  options.min_time_s = flags.tune_min_time_s;
+  for (size_t i = 0; i < reports.size(); ++i) {
+    ProblemReport& r = reports[i];
+    if (flags.trials == 0) {
+      auto kernel = DefaultKernel(r.problem);
+      if (absl::IsNotFound(kernel.status())) {
+        no_template(r, kernel.status());
+      } else if (!kernel.ok()) {
+        r.impls["mtune"] = {"error", std::string(kernel.status().message())};
+      } else {
+        r.best = *kernel;
+      }
+      continue;
+    }
+    std::fprintf(stderr, "[%zu/%zu] tuning %s: %d %s trials\n", i + 1, reports.size(),
+                 r.problem.Key().c_str(), flags.trials, flags.search.c_str());
+    absl::Status tuned = TuneProblem(r.problem, options, calibration, measurer,
+                                     ShortShape(r.problem), r.best, r.tuning);
+    if (absl::IsNotFound(tuned)) {
+      no_template(r, tuned);
+      std::fprintf(stderr, "  no template: the baselines still run\n");
+      continue;
+    }
+    r.tuned = true;
+    if (!tuned.ok()) {
+      // One family's broken template must not hide the others' figures.
+      r.impls["mtune"] = {"error", std::string(tuned.message())};
+      continue;
+    }
+    if (!r.best) r.impls["mtune"] = {"no ok candidate", absl::StrCat(r.tuning.tried, " tried, none OK")};
+  }
+  return absl::OkStatus();
+}
+
+int Run(const Flags& flags) {
+  if (flags.list) {
+    for (const std::string& key : DefaultSuiteKeys()) std::printf("%s\n", key.c_str());
+    return 0;
+  }
+  auto problems = SelectProblems(flags.problems, flags.families);
+  if (!problems.ok()) {
+    std::fprintf(stderr, "%s\n", std::string(problems.status().message()).c_str());
+    return 2;
+  }
+  std::vector<ProblemReport> reports;
+  for (const strategies::Problem& p : *problems) reports.push_back(ProblemReport{p});
+
+  if (flags.cpu >= 0) {
+    if (absl::Status pinned = worker::PinCurrentThreadToCpu(flags.cpu); !pinned.ok()) {
+      std::fprintf(stderr, "cannot pin to cpu %d: %s (pick another with --cpu, -1 = no pinning)\n",
+                   flags.cpu, std::string(pinned.message()).c_str());
+      return 1;
+    }
+  }
+  worker::CalibrationOptions calibration_options;
+  if (flags.quick_calibration) {
+    calibration_options.fma_time_s = 0.05;
+    calibration_options.copy_time_s = 0.02;
+    calibration_options.max_working_set_bytes = uint64_t{64} << 20;
+  }
+  std::vector<std::string> notes;
+  std::fprintf(stderr, "calibrating cpu %d...\n", flags.cpu);
+  const mtune::v1::Calibration calibration = worker::Calibrate(calibration_options, &notes);
+  for (const std::string& note : notes) std::fprintf(stderr, "  calibration: %s\n", note.c_str());
+  std::fprintf(stderr, "  FMA peak %.2f GFLOP/s\n", calibration.peak_gflops_f32());
+
+  if (absl::Status got = GetMtuneKernels(flags, calibration, reports); !got.ok()) {
+    std::fprintf(stderr, "%s\n", got.ToString().c_str());
+    return 1;
+  }
+
+  bool wrong_baseline = false;
+  for (size_t i = 0; i < reports.size(); ++i) {
+    ProblemReport& r = reports[i];
+    r.roof = worker::ComputeRoofline(calibration, r.problem.Flops(), r.problem.CompulsoryBytes(),
+                                     r.problem.FootprintBytes());
+    std::fprintf(stderr, "[%zu/%zu] side by side %s\n", i + 1, reports.size(), r.problem.Key().c_str());
+    Fixture fixture;
+    Prepare(flags, r, fixture);
+    for (const char* impl : {"onednn", "eigen"})
+      if (r.impls[impl].status == "WRONG") {
+        wrong_baseline = true;
+        std::fprintf(stderr, "  %s gives a wrong result: %s\n", impl, r.impls[impl].detail.c_str());
+      }
+    if (BandwidthBound(r.problem.family))
+      r.copy_gbps_at_footprint = worker::MeasureCopyGbps(r.problem.FootprintBytes(), flags.min_time_s, 3);
+    TimeProblem(flags, r, fixture);
+  }
+
+  PrintReport(flags, reports, calibration, worker::JitKernel::HostCpuName());
+  if (!flags.json.empty()) {
+    if (absl::Status written = WriteJson(flags, reports, calibration, worker::JitKernel::HostCpuName());
+        !written.ok()) {
+      std::fprintf(stderr, "%s\n", written.ToString().c_str());
+      return 1;
+    }
+  }
+  if (wrong_baseline) {
+    std::fprintf(stderr, "a baseline computed something other than mtune's reference (see the "
+                         "verification list): its figures are left out\n");
+    return 3;
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace mtune::bench
+
+int main(int argc, char** argv) {
+  mtune::bench::Flags flags;
+  CLI::App app{
+      "Compares mtune's kernel for every kernel family with oneDNN and Eigen, single-threaded on "
+      "one pinned core, in one run: GFLOP/s or GB/s, ratios, fraction of roofline, the issue's "
+      "goals. Every library's output is verified against mtune's reference first."};
+  app.add_option("--problems", flags.problems,
+                 "comma-separated problem keys (default: the built-in suite, see --list)");
+  app.add_option("--families", flags.families, "comma-separated families to keep (default: all)");
+  app.add_flag("--list", flags.list, "print the default suite's keys and exit");
+  app.add_option("--trials", flags.trials,
+                 "candidates tuned per problem in this run; 0 = the template's default candidate")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_option("--search", flags.search, "search algorithm for tuning (random, model, ...)")
+      ->capture_default_str();
+  app.add_option("--seed", flags.seed, "seed of the search")->capture_default_str();
+  auto* db = app.add_option("--db", flags.db,
+                            "instead of tuning, take the best script per problem from this "
+                            "exported best-strategy database or coordinator store");
+  app.add_option("--cpu", flags.cpu, "CPU the measuring thread is pinned to (-1: no pinning)")
+      ->capture_default_str();
+  app.add_option("--min-time", flags.min_time_s,
+                 "seconds of timed calls per implementation per round")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--tune-min-time", flags.tune_min_time_s, "seconds of timed calls per tuning candidate")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--rounds", flags.rounds, "interleaved rounds per problem")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--json", flags.json, "also write the results as JSON to this file");
+  app.add_flag("--onednn-plain-weights", flags.onednn_plain_weights,
+               "give oneDNN convolutions the plain HWCF weights (hwio/wio) instead of letting "
+               "them pick a layout (reordered once, untimed)");
+  app.add_flag("--quick-calibration", flags.quick_calibration,
+               "a short, less precise calibration (for smoke tests)");
+  db->excludes(app.get_option("--trials"));
+  CLI11_PARSE(app, argc, argv);
+
+  char program[] = "mtune-bench-families";
+  char* benchmark_argv[] = {program, nullptr};
+  int benchmark_argc = 1;
+  benchmark::Initialize(&benchmark_argc, benchmark_argv);
+  const int code = mtune::bench::Run(flags);
+  benchmark::Shutdown();
+  return code;
+}

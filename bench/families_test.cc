@@ -1,0 +1,124 @@
+// mtune-bench-families: the suite and goal logic, and one run of the binary on tiny
+// problems (template defaults, one short round) checking the table's structure and
+// that every baseline agreed with mtune's reference. No timing assertions.
+#include <sys/wait.h>
+
+#include <set>
+#include <string>
+
+#include "bench/family_suite.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "tests/subprocess.h"
+
+namespace mtune::bench {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(FamilySuite, DefaultSuiteCoversTheIssuesFamilies) {
+  auto problems = SelectProblems("", "");
+  ASSERT_TRUE(problems.ok()) << problems.status();
+  int matmuls = 0;
+  std::set<std::string> families;
+  for (const strategies::Problem& p : *problems) {
+    families.insert(p.family);
+    matmuls += p.family.rfind("matmul", 0) == 0;
+    if (p.family.rfind("conv_", 0) == 0) EXPECT_GE(p.Dim("c"), 32) << p.Key();
+  }
+  EXPECT_GE(matmuls, 12);
+  for (const char* f : {"matmul", "matmul_transpose_a", "matmul_transpose_b", "conv_1d_nwc_wcf",
+                        "conv_2d_nhwc_hwcf", "depthwise_conv_1d_nwc_wc",
+                        "depthwise_conv_2d_nhwc_hwc", "reduce_rows_2d", "reduce_cols_2d",
+                        "copy_2d", "transpose_2d"})
+    EXPECT_TRUE(families.contains(f)) << f;
+}
+
+TEST(FamilySuite, ParsesKeysWithCommasAndFiltersFamilies) {
+  auto problems = SelectProblems(
+      "matmul:m=4,n=5,k=6:f32,copy_2d:m=3,n=2:f32, transpose_2d:m=7,n=9:f32", "copy_2d,matmul");
+  ASSERT_TRUE(problems.ok()) << problems.status();
+  ASSERT_EQ(problems->size(), 2u);
+  EXPECT_EQ((*problems)[0].Key(), "matmul:m=4,n=5,k=6:f32");
+  EXPECT_EQ((*problems)[1].Key(), "copy_2d:m=3,n=2:f32");
+  EXPECT_EQ(ShortShape((*problems)[0]), "4x5x6");
+}
+
+TEST(FamilySuite, RejectsBadInput) {
+  EXPECT_THAT(SelectProblems("matmul:m=0,n=5,k=6:f32", "").status().message(), HasSubstr("m=0"));
+  EXPECT_THAT(SelectProblems("", "no_such").status().message(), HasSubstr("unknown family"));
+  EXPECT_THAT(SelectProblems("matmul:m=4,n=5,k=6:f64", "").status().message(), HasSubstr("f32"));
+}
+
+TEST(FamilySuite, GoalsSayMetNotMetAndMissing) {
+  auto matmul = strategies::ParseProblemKey("matmul:m=512,n=512,k=512:f32");
+  auto copy = strategies::ParseProblemKey("copy_2d:m=8,n=8:f32");
+  ASSERT_TRUE(matmul.ok() && copy.ok());
+  std::vector<GoalRow> rows = {{*matmul, 90, 100, 0.9, 0.9}, {*copy, 0, 10, 0, 0}};
+  std::vector<GoalLine> goals = EvaluateGoals(rows);
+  ASSERT_EQ(goals.size(), 6u);
+  EXPECT_EQ(goals[0].verdict, "NOT met");  // 0.9x oneDNN
+  EXPECT_THAT(goals[0].detail, HasSubstr("0.90"));
+  EXPECT_EQ(goals[1].verdict, "met");      // 0.9 of peak >= 0.85
+  EXPECT_EQ(goals[2].verdict, "n/a");      // no conv in the suite
+  EXPECT_EQ(goals[4].verdict, "NOT met");  // copy has no mtune figure
+  EXPECT_THAT(goals[4].detail, HasSubstr("no mtune figure"));
+  EXPECT_EQ(goals[5].verdict, "n/a");  // no transpose
+
+  auto transpose = strategies::ParseProblemKey("transpose_2d:m=8,n=8:f32");
+  ASSERT_TRUE(transpose.ok());
+  GoalRow fast{*transpose, 7, 5, 0.1, 0};
+  fast.copy_gbps_at_footprint = 10;  // 7 / 10 >= 0.6 whatever the level's roofline says
+  EXPECT_EQ(EvaluateGoals({fast})[5].verdict, "met");
+  fast.mtune = 5;
+  EXPECT_EQ(EvaluateGoals({fast})[5].verdict, "NOT met");
+}
+
+TEST(BenchFamilies, TinyRunVerifiesEveryBaselineAndPrintsTheTable) {
+  const std::string dir = testing::MakeTempDir("bench_families");
+  const std::string json_path = dir + "/out.json";
+  const std::string problems =
+      "matmul_transpose_b:m=17,n=9,k=13:f32,copy_2d:m=24,n=40:f32,reduce_cols_2d:m=33,n=17:f32,"
+      "conv_1d_nwc_wcf:n=1,w=19,c=8,kw=3,f=4,sw=2,dw=1:f32,"
+      "depthwise_conv_2d_nhwc_hwc:n=1,h=9,w=10,c=16,kh=3,kw=2,sh=2,sw=1,dh=1,dw=2:f32";
+  testing::Subprocess run({MTUNE_BENCH_FAMILIES_BIN, "--problems", problems, "--trials", "0",
+                           "--rounds", "1", "--min-time", "0.003", "--quick-calibration", "--cpu",
+                           "-1", "--json", json_path},
+                          dir + "/log.txt");
+  const int status = run.Wait(240);
+  const std::string log = run.Log();
+  ASSERT_TRUE(WIFEXITED(status)) << log;
+  ASSERT_EQ(WEXITSTATUS(status), 0) << log;
+  for (const char* header : {"family", "shape", "mtune", "oneDNN", "Eigen", "mt/dnn", "mt/eig",
+                             "%roof", "geomean of 1", "goals", "verification"})
+    EXPECT_THAT(log, HasSubstr(header));
+
+  const nlohmann::json root = nlohmann::json::parse(testing::ReadFile(json_path));
+  ASSERT_EQ(root["problems"].size(), 5u);
+  EXPECT_EQ(root["goals"].size(), 6u);
+  for (const nlohmann::json& row : root["problems"]) {
+    SCOPED_TRACE(row["problem"].get<std::string>());
+    for (const char* library : {"onednn", "eigen"}) {
+      const nlohmann::json& impl = row["implementations"][library];
+      EXPECT_TRUE(impl["verified"].get<bool>()) << impl.dump();
+      EXPECT_GT(impl.value("figure", 0.0), 0.0);
+    }
+    if (BandwidthBound(row["family"])) EXPECT_GT(row.value("copy_gbps_at_footprint", 0.0), 0.0);
+    const nlohmann::json& mt = row["implementations"]["mtune"];
+    const std::string family = row["family"];
+    bool has_template = false;
+    for (const strategies::FamilyInfo& info : strategies::Families())
+      if (info.name == family) has_template = !info.default_template.empty();
+    if (has_template) {
+      EXPECT_EQ(mt["status"], "ok") << mt.dump();
+      EXPECT_GT(mt.value("figure", 0.0), 0.0);
+      EXPECT_GT(row.value("mtune_over_onednn", 0.0), 0.0);
+    } else {
+      EXPECT_EQ(mt["status"], "no template") << mt.dump();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace mtune::bench

@@ -1,0 +1,272 @@
+#include "bench/side_by_side.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
+#include "client/measure_command.h"
+#include "db/export.h"
+#include "db/store.h"
+#include "nlohmann/json.hpp"
+#include "search/search.h"
+#include "search/space.h"
+#include "strategies/knob_space.h"
+#include "strategies/template_library.h"
+#include "worker/jit_kernel.h"
+#include "worker/measure.h"
+
+namespace mtune::bench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double Since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+strategies::KnobValues KnobsFromJson(const std::string& text) {
+  strategies::KnobValues knobs;
+  nlohmann::json parsed = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!parsed.is_object()) return knobs;
+  for (const auto& [name, value] : parsed.items())
+    knobs[name] = value.is_string() ? value.get<std::string>() : value.dump();
+  return knobs;
+}
+
+}  // namespace
+
+double Median(std::vector<double> values) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const size_t n = values.size();
+  return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
+
+double Percentile(std::vector<double> values, double q) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  size_t rank = static_cast<size_t>(std::ceil(q * values.size()));
+  return values[std::clamp<size_t>(rank, 1, values.size()) - 1];
+}
+
+double Geomean(const std::vector<double>& values) {
+  double log_sum = 0;
+  int count = 0;
+  for (double v : values) {
+    if (!(v > 0) || !std::isfinite(v)) continue;
+    log_sum += std::log(v);
+    ++count;
+  }
+  return count == 0 ? 0.0 : std::exp(log_sum / count);
+}
+
+std::string StatusName(mtune::v1::ResultStatus status) {
+  std::string name = mtune::v1::ResultStatus_Name(status);
+  absl::string_view view = name;
+  absl::ConsumePrefix(&view, "RESULT_STATUS_");
+  return absl::AsciiStrToLower(view);
+}
+
+std::string CompactKnobs(const strategies::KnobValues& knobs) {
+  std::vector<std::string> parts;
+  for (const auto& [name, value] : knobs) {
+    absl::string_view short_name = name;
+    absl::ConsumePrefix(&short_name, "tile_");
+    if (short_name == "contraction_lowering") short_name = "lower";
+    parts.push_back(absl::StrCat(short_name, "=", value));
+  }
+  return absl::StrJoin(parts, " ");
+}
+
+absl::Status TuneProblem(const strategies::Problem& problem, const TuneOptions& options,
+                         const mtune::v1::Calibration& calibration, worker::Measurer& measurer,
+                         const std::string& label, std::optional<BestKernel>& best,
+                         TuningStats& stats) {
+  auto tpl = strategies::DefaultTemplateFor(problem.family);
+  if (!tpl.ok()) return tpl.status();
+  auto knobs = strategies::ExtractKnobSpace(tpl->text, problem);
+  if (!knobs.ok()) return knobs.status();
+  search::Space space;
+  for (const strategies::KnobSpec& knob : knobs->knobs) space.knobs.push_back({knob.name, knob.options});
+
+  search::SearchOptions search_options;
+  search_options.seed = options.seed;
+  search_options.is_valid = [&](const search::Point& point) {
+    auto values = search::ValuesFromPoint(space, point);
+    return values.ok() && knobs->SatisfiesConstraints(*values);
+  };
+  std::optional<strategies::KnobValues> first = knobs->Defaults();
+  if (!first) {
+    // The template's default is not a candidate of this problem (e.g. k1=256 when
+    // k=129 offers at most 128). With a budget of a few trials, starting from random
+    // points would often compare a pathological kernel, so the nearest thing to the
+    // default comes first: knobs keep their default where it is an option, else take
+    // their largest numeric option (tiles: the closest to the default's reach) or
+    // their first one.
+    strategies::KnobValues nearest;
+    for (const strategies::KnobSpec& knob : knobs->knobs) {
+      std::string value = knob.default_value;
+      if (value.empty() && !knob.options.empty()) {
+        value = knob.options.front();
+        int64_t largest = 0, parsed = 0;
+        for (const std::string& option : knob.options)
+          if (absl::SimpleAtoi(option, &parsed) && parsed > largest) {
+            largest = parsed;
+            value = option;
+          }
+      }
+      nearest[knob.name] = value;
+    }
+    if (knobs->SatisfiesConstraints(nearest)) first = nearest;
+  }
+  if (first) {
+    if (auto point = search::PointFromValues(space, *first); point.ok())
+      search_options.seeds_first.push_back(*point);
+  }
+  auto algorithm = search::MakeSearch(options.search, space, search_options);
+  if (!algorithm.ok()) return algorithm.status();
+
+  // Data movement (copy, transpose) does no arithmetic: its GFLOP/s is always 0, so
+  // candidates are ranked by GB/s there.
+  const bool by_bandwidth = problem.Flops() <= 0;
+  auto score = [by_bandwidth](const mtune::v1::Result& r) {
+    return by_bandwidth ? r.gbps() : r.gflops();
+  };
+  double best_score = 0;
+  for (int trial = 0; trial < options.trials; ++trial) {
+    std::vector<search::Point> points = (*algorithm)->Propose(1);
+    if (points.empty()) break;  // the space is spent
+    const auto start = Clock::now();
+    auto values = search::ValuesFromPoint(space, points[0]);
+    if (!values.ok()) return values.status();
+    mtune::v1::Result result;
+    auto script = strategies::Instantiate(tpl->text, problem, *values);
+    if (!script.ok()) {
+      result.set_status(mtune::v1::RESULT_STATUS_INVALID_CANDIDATE);
+      result.set_error(std::string(script.status().message()));
+    } else {
+      mtune::v1::Task task;
+      task.set_problem(problem.Key());
+      *task.mutable_candidate() = strategies::MakeCandidate(tpl->name, *values);
+      task.set_script(*script);
+      task.set_min_measure_s(options.min_time_s);
+      result = measurer.Measure(task, calibration);
+    }
+    const double wall_s = Since(start);
+
+    const bool ok = result.status() == mtune::v1::RESULT_STATUS_OK;
+    stats.tried++;
+    stats.candidate_s.push_back(wall_s);
+    if (ok) {
+      stats.ok++;
+      if (!best || score(result) > best_score) {
+        best_score = score(result);
+        best = BestKernel{*script, *values, result.gflops(),
+                          absl::StrFormat("tuned in this run (%s search, seed %d, %s)",
+                                          std::string((*algorithm)->name()), options.seed,
+                                          tpl->name)};
+      }
+    } else {
+      stats.failures[StatusName(result.status())]++;
+    }
+    search::Observation observation{points[0], ok, ok ? score(result) : 0.0};
+    (*algorithm)->Observe({&observation, 1});
+
+    std::fprintf(stderr, "  %s %2d/%d  %-17s %8.2f GFLOP/s %7.2f GB/s  %5.2f s (compile %.2f s)  %s\n",
+                 label.c_str(), trial + 1, options.trials, StatusName(result.status()).c_str(),
+                 ok ? result.gflops() : 0.0, ok ? result.gbps() : 0.0, wall_s, result.compile_s(),
+                 CompactKnobs(*values).c_str());
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<BestKernel> DefaultKernel(const strategies::Problem& problem) {
+  // Checked first so that "no template" is NotFound whatever ResolveCandidate says.
+  auto tpl = strategies::DefaultTemplateFor(problem.family);
+  if (!tpl.ok()) return tpl.status();
+  client::MeasureRequest request;
+  request.problem = problem.Key();
+  auto resolved = client::ResolveCandidate(request);
+  if (!resolved.ok()) return resolved.status();
+  return BestKernel{resolved->script, strategies::ValuesOf(resolved->candidate), 0,
+                    absl::StrCat("template default (", resolved->candidate.template_name(), ")")};
+}
+
+absl::StatusOr<std::vector<std::optional<BestKernel>>> LoadBestKernels(
+    const std::string& path, const std::vector<strategies::Problem>& problems) {
+  if (!std::filesystem::exists(path))
+    return absl::NotFoundError(absl::StrCat("--db: no such file: ", path));
+  std::vector<std::optional<BestKernel>> best(problems.size());
+
+  auto exported = db::ReadExportedDb(path);
+  if (exported.ok()) {
+    const std::string host_cpu = worker::JitKernel::HostCpuName();
+    for (size_t i = 0; i < problems.size(); ++i) {
+      const std::string key = problems[i].Key();
+      const db::ExportedStrategy* chosen = nullptr;
+      for (const db::ExportedStrategy& row : *exported) {
+        if (row.problem != key) continue;
+        // Prefer a row tuned on this CPU model, then the fastest.
+        auto rank = [&](const db::ExportedStrategy& r) {
+          return std::make_pair(r.target_cpu == host_cpu, r.gflops);
+        };
+        if (!chosen || rank(row) > rank(*chosen)) chosen = &row;
+      }
+      if (!chosen) continue;
+      best[i] = BestKernel{chosen->script, KnobsFromJson(chosen->knobs_json), chosen->gflops,
+                           absl::StrFormat("export %s, target %s (%s), %.2f GFLOP/s there", path,
+                                           chosen->target_id, chosen->target_cpu, chosen->gflops)};
+    }
+    return best;
+  }
+  if (exported.status().code() != absl::StatusCode::kFailedPrecondition) return exported.status();
+
+  auto store = db::Store::Open(path);
+  if (!store.ok())
+    return absl::FailedPreconditionError(absl::StrCat(
+        "--db ", path, " is neither a best-strategy export (", exported.status().message(),
+        ") nor a coordinator store (", store.status().message(), ")"));
+  for (size_t i = 0; i < problems.size(); ++i) {
+    auto row = (*store)->GetBest(problems[i].Key(), "");
+    if (absl::IsNotFound(row.status())) continue;
+    if (!row.ok()) return row.status();
+    best[i] = BestKernel{
+        row->script(), strategies::ValuesOf(row->candidate()), row->result().gflops(),
+        absl::StrFormat("store %s, job %d, target %s, %.2f GFLOP/s there", path, row->job_id(),
+                        row->target().id(), row->result().gflops())};
+  }
+  return best;
+}
+
+void CollectingReporter::ReportRuns(const std::vector<Run>& runs) {
+  for (const Run& run : runs) {
+    const std::string& name = run.run_name.function_name;
+    if (run.error_occurred) {
+      errors_[name] = run.error_message;
+      continue;
+    }
+    if (run.run_type != Run::RT_Iteration || run.iterations <= 0) continue;
+    samples_[name].push_back(run.real_accumulated_time / static_cast<double>(run.iterations));
+  }
+  // Aggregates arrive in a batch of their own; only the repetitions are shown.
+  if (!runs.empty() && runs.front().run_type == Run::RT_Iteration) {
+    const std::string& name = runs.front().run_name.function_name;
+    auto it = samples_.find(name);
+    if (it != samples_.end())
+      std::fprintf(stderr, "  %-40s %9.3f ms/call (median of %zu)\n", name.c_str(),
+                   1e3 * Median(it->second), it->second.size());
+    else if (errors_.contains(name))
+      std::fprintf(stderr, "  %-40s error: %s\n", name.c_str(), errors_[name].c_str());
+  }
+}
+
+}  // namespace mtune::bench

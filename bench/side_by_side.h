@@ -1,0 +1,98 @@
+// Pieces shared by the side-by-side benches (mtune-bench-matmul,
+// mtune-bench-families): getting mtune's kernel for a problem (tuned in this run or
+// loaded from a database), statistics, and a Google Benchmark reporter that keeps
+// every repetition so that interleaved rounds can be reduced to medians.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "benchmark/benchmark.h"
+#include "proto/mtune.pb.h"
+#include "strategies/candidate.h"
+#include "strategies/problem.h"
+
+namespace mtune::worker {
+class Measurer;
+}
+
+namespace mtune::bench {
+
+// Median; 0 for no values.
+double Median(std::vector<double> values);
+// Nearest-rank percentile, q in (0, 1]; 0 for no values.
+double Percentile(std::vector<double> values, double q);
+// Geometric mean of the positive values; 0 when there are none.
+double Geomean(const std::vector<double>& values);
+
+// "ok", "wrong_result", ... for a result status.
+std::string StatusName(mtune::v1::ResultStatus status);
+// "tile_m1=64 ... contraction_lowering=outerproduct" shortened for a table cell.
+std::string CompactKnobs(const strategies::KnobValues& knobs);
+
+// The mtune kernel a problem is compared with, and where it came from.
+struct BestKernel {
+  std::string script;
+  strategies::KnobValues knobs;
+  // GFLOP/s when it was tuned (this run, or as stored); the side-by-side re-measures.
+  double tuned_gflops = 0;
+  std::string origin;
+};
+
+// Cost and outcome of tuning one problem in this run.
+struct TuningStats {
+  int tried = 0;
+  int ok = 0;
+  std::map<std::string, int> failures;  // status name -> count
+  std::vector<double> candidate_s;      // wall time of each candidate
+};
+
+struct TuneOptions {
+  int trials = 24;
+  uint64_t seed = 0;
+  // A search::MakeSearch name ("random", "model", ...).
+  std::string search = "random";
+  double min_time_s = 0.1;
+};
+
+// Tunes `problem` with its family's default template in-process: `options.search`
+// proposes candidates as the coordinator plans them (the template default first,
+// constraint-breaking points never), each instantiated, compiled, verified and timed
+// by `measurer`. The fastest OK candidate goes to `best`. A family without a template
+// is NotFound. Progress lines go to stderr, prefixed with `label`. No sandbox: a
+// crashing candidate ends the process.
+absl::Status TuneProblem(const strategies::Problem& problem, const TuneOptions& options,
+                         const mtune::v1::Calibration& calibration, worker::Measurer& measurer,
+                         const std::string& label, std::optional<BestKernel>& best,
+                         TuningStats& stats);
+
+// The default template's default candidate for `problem` (knobs' defaults, else
+// their first option), instantiated. NotFound when the family has no template.
+absl::StatusOr<BestKernel> DefaultKernel(const strategies::Problem& problem);
+
+// For each problem, the best OK result `path` holds (exported best-strategy database,
+// a row tuned on this CPU model preferred; or a coordinator store, any target), or
+// nullopt. The file kind is detected; the export is tried first because opening a
+// store may migrate (write) the file.
+absl::StatusOr<std::vector<std::optional<BestKernel>>> LoadBestKernels(
+    const std::string& path, const std::vector<strategies::Problem>& problems);
+
+// Keeps each repetition's real time per call, keyed by the registered name, and
+// prints one progress line per benchmark to stderr.
+class CollectingReporter : public benchmark::BenchmarkReporter {
+ public:
+  bool ReportContext(const Context&) override { return true; }
+  void ReportRuns(const std::vector<Run>& runs) override;
+  const std::map<std::string, std::vector<double>>& samples() const { return samples_; }
+  const std::map<std::string, std::string>& errors() const { return errors_; }
+
+ private:
+  std::map<std::string, std::vector<double>> samples_;
+  std::map<std::string, std::string> errors_;
+};
+
+}  // namespace mtune::bench
