@@ -7,7 +7,7 @@
 // n of tile_n1, k of tile_k1): level 2 and vectorization always see static shapes,
 // for any m, n, k, and edge tiles cost one copy per cache tile, not per k step.
 // Level 2 tiles (tile_m2, tile_n2, tile_k2) give the register tile (its accumulators
-// within 28 of the 32 zmm registers of AVX-512), with the m/n loop order of `loop_order`.
+// within the 32 zmm registers of AVX-512), with the m/n loop order of `loop_order`.
 //
 // Packing: the level-2 operand of B is padded with nofold and that pad is hoisted out
 // of the three level-2 loops, which turns it into one contiguous buffer per cache
@@ -38,9 +38,10 @@ module attributes {transform.with_named_sequence} {
     %tn2 = transform.tune.knob<"tile_n2"> = 32 from options = [16, 32] -> !transform.param<i64>
     %tk2 = transform.tune.knob<"tile_k2"> = 1 from options = [1, 2, 4] -> !transform.param<i64>
 
-    // Register tiles divide the cache tiles; the accumulator tile leaves at least 4 of
-    // the 32 zmm registers (64 bytes each) for A broadcasts and B loads; the packed B
-    // panel takes at most half of the 2 MiB per-core L2 of this machine family.
+    // Register tiles divide the cache tiles; the accumulator tile fits the 32 zmm
+    // registers (64 bytes each: 16x32 f32 or 8x32 f64 at most; beyond that it spills
+    // on every k step); the packed B panel takes at most half of the 2 MiB per-core L2
+    // of this machine family.
     transform.smt.constrain_params(%tn1, %tk1, %tm2, %tn2, %tk2)
         : (!transform.param<i64>, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>) -> () {
     ^bb0(%n1: !smt.int, %k1: !smt.int, %m2: !smt.int, %n2: !smt.int, %k2: !smt.int):
@@ -52,7 +53,7 @@ module attributes {transform.with_named_sequence} {
       %k_rem = smt.int.mod %k1, %k2
       %k_divides = smt.eq %k_rem, %zero : !smt.int
       %acc_bytes = smt.int.mul %m2, %n2, %acc
-      %acc_limit = smt.int.constant 1792
+      %acc_limit = smt.int.constant 2048
       %acc_fits = smt.int.cmp le %acc_bytes, %acc_limit
       %panel_bytes = smt.int.mul %n1, %k1, %elem
       %panel_limit = smt.int.constant 1048576
