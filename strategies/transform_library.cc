@@ -110,33 +110,30 @@ std::string DispatchText(
     transform.yield %f : !transform.any_op
   }
 )mlir");
+  // The two matchers of one problem differ only in whether the op's function is in
+  // %shared (two or more linalg ops) and in what they yield: the function (lone op)
+  // or the op (shared, to be outlined first).
+  auto append_matcher = [&text](const std::string& problem, size_t i, const std::string& op_name,
+                                bool shared) {
+    absl::StrAppend(&text, "  // ", problem,
+                    shared ? ": an op found by the exact match whose function is in %shared."
+                           : ": the function of an op found by the exact match, unless %shared.",
+                    "\n  transform.named_sequence @mtune_match_", shared ? "shared_" : "", i,
+                    R"mlir((%op: !transform.any_op {transform.readonly}, %shared: !transform.any_op {transform.readonly}) -> !transform.any_op {
+    transform.match.operation_name %op [")mlir",
+                    op_name, R"mlir("] : !transform.any_op
+    %f = transform.get_parent_op %op {op_name = "func.func"} : (!transform.any_op) -> !transform.any_op
+    %shared_with_f = transform.merge_handles deduplicate %shared, %f : !transform.any_op
+    %n_shared_with_f = transform.num_associations %shared_with_f : (!transform.any_op) -> !transform.param<i64>
+    %n_shared = transform.num_associations %shared : (!transform.any_op) -> !transform.param<i64>
+    transform.match.param.cmpi )mlir",
+                    shared ? "eq" : "ne", R"mlir( %n_shared_with_f, %n_shared : !transform.param<i64>
+    transform.yield )mlir",
+                    shared ? "%op" : "%f", " : !transform.any_op\n  }\n");
+  };
   for (size_t i = 0; i < dispatched.size(); ++i) {
-    absl::StrAppend(&text, "  // ", dispatched[i].first->problem,
-                    R"mlir(: the function of an op found by the exact match, unless %shared.
-  transform.named_sequence @mtune_match_)mlir",
-                    i, R"mlir((%op: !transform.any_op {transform.readonly}, %shared: !transform.any_op {transform.readonly}) -> !transform.any_op {
-    transform.match.operation_name %op [")mlir",
-                    dispatched[i].second.op_name, R"mlir("] : !transform.any_op
-    %f = transform.get_parent_op %op {op_name = "func.func"} : (!transform.any_op) -> !transform.any_op
-    %shared_with_f = transform.merge_handles deduplicate %shared, %f : !transform.any_op
-    %n_shared_with_f = transform.num_associations %shared_with_f : (!transform.any_op) -> !transform.param<i64>
-    %n_shared = transform.num_associations %shared : (!transform.any_op) -> !transform.param<i64>
-    transform.match.param.cmpi ne %n_shared_with_f, %n_shared : !transform.param<i64>
-    transform.yield %f : !transform.any_op
-  }
-  // )mlir", dispatched[i].first->problem, R"mlir(: an op found by the exact match whose function is in %shared.
-  transform.named_sequence @mtune_match_shared_)mlir",
-                    i, R"mlir((%op: !transform.any_op {transform.readonly}, %shared: !transform.any_op {transform.readonly}) -> !transform.any_op {
-    transform.match.operation_name %op [")mlir",
-                    dispatched[i].second.op_name, R"mlir("] : !transform.any_op
-    %f = transform.get_parent_op %op {op_name = "func.func"} : (!transform.any_op) -> !transform.any_op
-    %shared_with_f = transform.merge_handles deduplicate %shared, %f : !transform.any_op
-    %n_shared_with_f = transform.num_associations %shared_with_f : (!transform.any_op) -> !transform.param<i64>
-    %n_shared = transform.num_associations %shared : (!transform.any_op) -> !transform.param<i64>
-    transform.match.param.cmpi eq %n_shared_with_f, %n_shared : !transform.param<i64>
-    transform.yield %op : !transform.any_op
-  }
-)mlir");
+    append_matcher(dispatched[i].first->problem, i, dispatched[i].second.op_name, false);
+    append_matcher(dispatched[i].first->problem, i, dispatched[i].second.op_name, true);
   }
   absl::StrAppend(&text, R"mlir(
   // Entry point: applies the tuned strategy of every op that has one.
