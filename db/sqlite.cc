@@ -200,6 +200,14 @@ absl::StatusOr<StatementLease> Connection::Prepare(std::string_view sql) {
   return StatementLease(it->second.get());
 }
 
+absl::Status Connection::Run(std::string_view sql) {
+  absl::StatusOr<StatementLease> statement = Prepare(sql);
+  if (!statement.ok()) return statement.status();
+  return (*statement)->Run();
+}
+
+bool Connection::InTransaction() const { return sqlite3_get_autocommit(db_) == 0; }
+
 int64_t Connection::Changes() const { return sqlite3_changes64(db_); }
 
 int64_t Connection::LastInsertRowId() const { return sqlite3_last_insert_rowid(db_); }

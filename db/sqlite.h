@@ -117,6 +117,11 @@ class Connection {
   absl::Status Exec(std::string_view sql);
   // Returns the cached prepared statement for `sql`, preparing it on first use.
   absl::StatusOr<StatementLease> Prepare(std::string_view sql);
+  // Runs one parameterless statement through the statement cache (for statements
+  // run very often, such as SAVEPOINT/RELEASE, so they are parsed once).
+  absl::Status Run(std::string_view sql);
+  // Whether a transaction is open (false after an error rolled it back).
+  bool InTransaction() const;
   // Rows changed by the last INSERT/UPDATE/DELETE.
   int64_t Changes() const;
   // Rowid of the last successful INSERT.

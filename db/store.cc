@@ -559,13 +559,92 @@ absl::StatusOr<std::pair<v1::Target, v1::Calibration>> Store::GetTarget(
 
 absl::StatusOr<bool> Store::InsertResult(const v1::TrialResult& trial, const std::string& script) {
   if (absl::Status status = ValidateTrial(trial); !status.ok()) return status;
-  const v1::Candidate& candidate = trial.candidate();
+  PendingInsert mine{TrialToStore{&trial, &script}};
+  std::unique_lock<std::mutex> group(group_mu_);
+  group_pending_.push_back(&mine);
+  while (!mine.done) {
+    if (group_writing_) {
+      // Another thread is committing; ours goes into the next group (or is in
+      // this one, and `done` tells when it has committed).
+      group_done_.wait(group);
+      continue;
+    }
+    group_writing_ = true;
+    std::vector<PendingInsert*> batch;
+    batch.swap(group_pending_);
+    group.unlock();
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      CommitGroupLocked(batch);
+    }
+    group.lock();
+    for (PendingInsert* pending : batch) pending->done = true;
+    group_writing_ = false;
+    group_done_.notify_all();
+  }
+  return std::move(mine.outcome);
+}
 
-  std::lock_guard<std::mutex> lock(mu_);
+std::vector<absl::StatusOr<bool>> Store::InsertResults(const std::vector<TrialToStore>& trials) {
+  std::vector<PendingInsert> pending;
+  pending.reserve(trials.size());
+  std::vector<PendingInsert*> batch;
+  for (const TrialToStore& item : trials) {
+    pending.push_back(PendingInsert{item});
+    batch.push_back(&pending.back());
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    CommitGroupLocked(batch);
+  }
+  std::vector<absl::StatusOr<bool>> outcomes;
+  for (PendingInsert& p : pending) outcomes.push_back(std::move(p.outcome));
+  return outcomes;
+}
+
+void Store::CommitGroupLocked(const std::vector<PendingInsert*>& batch) {
+  auto fail_all = [&](const absl::Status& status) {
+    for (PendingInsert* pending : batch) pending->outcome = status;
+  };
+  // InsertResult validated its trial before queueing it; InsertResults did not.
+  std::vector<absl::Status> invalid;
+  for (PendingInsert* pending : batch) invalid.push_back(ValidateTrial(*pending->item.trial));
   absl::StatusOr<Transaction> transaction =
       Transaction::Begin(*connection_, Transaction::Kind::kImmediate);
-  if (!transaction.ok()) return transaction.status();
+  if (!transaction.ok()) return fail_all(transaction.status());
+  for (size_t i = 0; i < batch.size(); ++i) {
+    PendingInsert& pending = *batch[i];
+    if (!invalid[i].ok()) {
+      pending.outcome = invalid[i];
+      continue;
+    }
+    // A savepoint per trial: a trial that fails half-way leaves nothing behind
+    // and does not take the rest of its group down with it.
+    if (absl::Status status = connection_->Run("SAVEPOINT trial"); !status.ok())
+      return fail_all(status);
+    pending.outcome = InsertResultLocked(*pending.item.trial, *pending.item.script);
+    if (pending.outcome.ok()) {
+      if (absl::Status status = connection_->Run("RELEASE trial"); !status.ok())
+        return fail_all(status);
+      continue;
+    }
+    // Some errors (SQLITE_FULL, SQLITE_IOERR) roll the whole transaction back:
+    // then the trials before this one are lost too.
+    if (!connection_->InTransaction()) {
+      const absl::Status lost = pending.outcome.status();
+      return fail_all(absl::Status(
+          lost.code(), absl::StrCat("the group's transaction was rolled back: ", lost.message())));
+    }
+    absl::Status undo = connection_->Run("ROLLBACK TO trial");
+    if (undo.ok()) undo = connection_->Run("RELEASE trial");
+    if (!undo.ok()) return fail_all(undo);
+  }
+  if (absl::Status status = transaction->Commit(); !status.ok()) return fail_all(status);
+}
 
+absl::StatusOr<bool> Store::InsertResultLocked(const v1::TrialResult& trial,
+                                               const std::string& script) {
+  const v1::Candidate& candidate = trial.candidate();
   // Foreign keys would reject these too, but only as "FOREIGN KEY constraint
   // failed"; checking first names the missing row.
   {
@@ -626,7 +705,6 @@ absl::StatusOr<bool> Store::InsertResult(const v1::TrialResult& trial, const std
     if (absl::Status status = (*insert)->Run(); !status.ok()) return status;
     inserted = connection_->Changes() == 1;
   }
-  if (absl::Status status = transaction->Commit(); !status.ok()) return status;
   return inserted;
 }
 

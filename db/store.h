@@ -15,6 +15,7 @@
 #ifndef MTUNE_DB_STORE_H_
 #define MTUNE_DB_STORE_H_
 
+#include <condition_variable>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -86,15 +87,30 @@ class Store {
 
   // --- results --------------------------------------------------------------
 
-  // Stores one trial in one transaction: the candidate (with its instantiated
-  // `script`) if new, then the result. Idempotent: returns false, changing
-  // nothing, when (job_id, problem, candidate hash) already has a result, so a
-  // re-sent report is harmless; the key has no target because a job measures
-  // each candidate once. The commit time replaces trial.created_unix_s.
+  // Stores one trial: the candidate (with its instantiated `script`) if new,
+  // then the result, and returns only once the transaction holding it has
+  // committed, so a caller may acknowledge the result as durable. Group commit:
+  // trials that callers on other threads hand in while a transaction is being
+  // written are stored together in the next transaction (one writer, one
+  // COMMIT for the group), each in its own savepoint, so one bad trial fails
+  // alone. Idempotent: returns false, changing nothing, when (job_id, problem,
+  // candidate hash) already has a result, so a re-sent report is harmless; the
+  // key has no target because a job measures each candidate once. The commit
+  // time replaces trial.created_unix_s.
   // NotFound for an unknown job; FailedPrecondition when the problem is not
   // part of the job, the target is not registered, or the hash is already
-  // stored for a different candidate.
+  // stored for a different candidate; a failed COMMIT fails every trial of its
+  // group (none of them is stored).
   absl::StatusOr<bool> InsertResult(const mtune::v1::TrialResult& trial, const std::string& script);
+
+  // One trial of InsertResults: the result and its candidate's script.
+  struct TrialToStore {
+    const mtune::v1::TrialResult* trial;
+    const std::string* script;
+  };
+  // Stores `trials` in one transaction now (what InsertResult does for a group),
+  // returning one outcome per trial in order, each as InsertResult would.
+  std::vector<absl::StatusOr<bool>> InsertResults(const std::vector<TrialToStore>& trials);
 
   // Whether (job_id, problem, candidate_hash) already has a result.
   absl::StatusOr<bool> HasResult(int64_t job_id, const std::string& problem,
@@ -127,11 +143,33 @@ class Store {
   Store(std::unique_ptr<Connection> connection, std::string path)
       : connection_(std::move(connection)), path_(std::move(path)) {}
 
+  // A trial waiting for the group commit that stores it.
+  struct PendingInsert {
+    TrialToStore item;
+    absl::StatusOr<bool> outcome = false;  // set by the committing thread
+    bool done = false;                     // guarded by group_mu_
+  };
+
+  // Stores one validated trial in the open transaction (caller holds mu_).
+  absl::StatusOr<bool> InsertResultLocked(const mtune::v1::TrialResult& trial,
+                                          const std::string& script);
+  // One transaction for `batch`: a savepoint per trial, one COMMIT; sets every
+  // outcome (caller holds mu_).
+  void CommitGroupLocked(const std::vector<PendingInsert*>& batch);
+
   // Guards connection_ and its statement cache: a sqlite3 connection and its
   // statements must not be used by two threads at once.
   std::mutex mu_;
   std::unique_ptr<Connection> connection_;
   const std::string path_;
+
+  // Group commit (InsertResult): trials wait in group_pending_ until a thread
+  // that finds no commit running becomes the writer of all of them. Taken
+  // before mu_, never while holding it.
+  std::mutex group_mu_;
+  std::condition_variable group_done_;
+  std::vector<PendingInsert*> group_pending_;
+  bool group_writing_ = false;
 };
 
 }  // namespace mtune::db

@@ -101,8 +101,10 @@ void Coordinator::Stop() {
   {
     std::lock_guard lock(mu_);
     stopping_ = true;
+    for (auto& [id, w] : workers_) w.wake->notify_all();
   }
-  changed_.notify_all();
+  job_changed_.notify_all();
+  reaper_wake_.notify_all();
 }
 
 double Coordinator::Now() const {
@@ -273,7 +275,8 @@ absl::Status Coordinator::ResumeRunningJobs() {
     RefillLocked(run);
     MaybeFinishLocked(run);
   }
-  changed_.notify_all();
+  WakeWorkersLocked();
+  job_changed_.notify_all();
   return absl::OkStatus();
 }
 
@@ -300,8 +303,9 @@ absl::StatusOr<mtune::v1::Job> Coordinator::SubmitJob(const mtune::v1::JobSpec& 
     JobRun& run = *jobs_.emplace(*id, std::move(*planned)).first->second;
     RefillLocked(run);
     MaybeFinishLocked(run);
+    WakeWorkersLocked();
   }
-  changed_.notify_all();
+  job_changed_.notify_all();
   return store_->GetJob(*id);
 }
 
@@ -379,7 +383,7 @@ absl::StatusOr<mtune::v1::Job> Coordinator::CancelJob(int64_t job_id) {
     job.ended = true;
     ++job.version;
   }
-  changed_.notify_all();
+  job_changed_.notify_all();
   return store_->GetJob(job_id);
 }
 
@@ -388,8 +392,8 @@ uint64_t Coordinator::WaitForJobChange(int64_t job_id, uint64_t seen_version, do
   auto it = jobs_.find(job_id);
   if (it == jobs_.end()) return seen_version + 1;  // not live here: nothing to wait for
   JobRun* job = it->second.get();
-  changed_.wait_for(lock, std::chrono::duration<double>(timeout_s),
-                    [&] { return stopping_ || job->version != seen_version; });
+  job_changed_.wait_for(lock, std::chrono::duration<double>(timeout_s),
+                        [&] { return stopping_ || job->version != seen_version; });
   return job->version;
 }
 
@@ -568,6 +572,7 @@ absl::StatusOr<mtune::v1::RegisterResponse> Coordinator::Register(
           "a live worker named '", request.name(), "' is already registered (cpu ", w.info.cpu(),
           "); stop it or give this one another --name"));
     if (w.current_task != 0) RequeueLocked(w.current_task, "its worker registered again");
+    w.wake->notify_all();  // its blocked NextTask returns NotFound
     workers_.erase(it);
     break;
   }
@@ -583,7 +588,7 @@ absl::StatusOr<mtune::v1::RegisterResponse> Coordinator::Register(
   workers_.emplace(w.id, std::move(w));
   // More workers: a wider window of queued tasks.
   for (auto& [id, job] : jobs_) RefillLocked(*job);
-  changed_.notify_all();
+  WakeWorkersLocked();
   return response;
 }
 
@@ -596,15 +601,38 @@ absl::StatusOr<std::optional<mtune::v1::Task>> Coordinator::NextTask(const std::
   // An open stream says nothing about the worker being alive (a frozen process
   // keeps its connection): only heartbeats and reports refresh last_seen.
   it->second.streaming = true;
-  const bool ready = changed_.wait_for(lock, std::chrono::duration<double>(timeout_s), [&] {
-    auto w = workers_.find(worker_id);
-    return stopping_ || w == workers_.end() ||
-           (!queue_.empty() && w->second.current_task == 0 && !w->second.gone);
-  });
-  it = workers_.find(worker_id);
-  if (it == workers_.end())
-    return absl::NotFoundError(absl::StrCat("worker '", worker_id, "' was replaced"));
-  if (!ready || stopping_ || queue_.empty() || it->second.current_task != 0) return std::nullopt;
+  const std::shared_ptr<std::condition_variable> wake = it->second.wake;
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                            std::chrono::duration<double>(timeout_s));
+  for (;;) {
+    it = workers_.find(worker_id);
+    if (it == workers_.end())
+      return absl::NotFoundError(absl::StrCat("worker '", worker_id, "' was replaced"));
+    WorkerState& w = it->second;
+    if (stopping_) return std::nullopt;
+    if (!queue_.empty() && w.current_task == 0 && !w.gone) {
+      if (w.waiting) {  // woken by something else than WakeWorkersLocked
+        w.waiting = false;
+        std::erase(waiting_, worker_id);
+      }
+      break;
+    }
+    // WakeWorkersLocked takes a woken worker off the list; it lists itself again
+    // if the task went to someone else meanwhile.
+    if (!w.waiting) {
+      w.waiting = true;
+      waiting_.push_back(worker_id);
+    }
+    if (wake->wait_until(lock, deadline) == std::cv_status::timeout) {
+      it = workers_.find(worker_id);
+      if (it != workers_.end() && it->second.waiting) {
+        it->second.waiting = false;
+        std::erase(waiting_, worker_id);
+      }
+      return std::nullopt;
+    }
+  }
   QueuedTask queued = std::move(queue_.front());
   queue_.pop_front();
   // The limit is set now, when the run starts, from the best time known now;
@@ -643,6 +671,25 @@ void Coordinator::RequeueLocked(int64_t task_id, const std::string& why) {
   leases_.erase(it);
 }
 
+void Coordinator::WakeWorkersLocked() {
+  size_t tasks = queue_.size();
+  for (auto it = waiting_.begin(); it != waiting_.end() && tasks > 0;) {
+    auto w = workers_.find(*it);
+    if (w == workers_.end()) {  // replaced or removed: nobody to wake
+      it = waiting_.erase(it);
+      continue;
+    }
+    if (w->second.current_task != 0 || w->second.gone) {  // not able to take one now
+      ++it;
+      continue;
+    }
+    w->second.waiting = false;
+    w->second.wake->notify_one();
+    it = waiting_.erase(it);
+    --tasks;
+  }
+}
+
 void Coordinator::WorkerDisconnected(const std::string& worker_id) {
   {
     std::lock_guard lock(mu_);
@@ -650,10 +697,14 @@ void Coordinator::WorkerDisconnected(const std::string& worker_id) {
     if (it == workers_.end()) return;
     it->second.streaming = false;
     it->second.gone = true;
+    if (it->second.waiting) {
+      it->second.waiting = false;
+      std::erase(waiting_, worker_id);
+    }
     if (it->second.current_task != 0)
       RequeueLocked(it->second.current_task, "its worker " + worker_id + " disconnected");
+    WakeWorkersLocked();
   }
-  changed_.notify_all();
 }
 
 mtune::v1::HeartbeatResponse Coordinator::Heartbeat(const mtune::v1::HeartbeatRequest& request) {
@@ -663,7 +714,10 @@ mtune::v1::HeartbeatResponse Coordinator::Heartbeat(const mtune::v1::HeartbeatRe
   if (it == workers_.end()) return response;  // known = false: register again
   response.set_known(true);
   it->second.last_seen = Now();
-  it->second.gone = false;
+  if (it->second.gone) {
+    it->second.gone = false;
+    WakeWorkersLocked();  // it may take queued work again
+  }
   if (request.task_id() != 0) {
     auto lease = leases_.find(request.task_id());
     if (lease != leases_.end()) {
@@ -722,7 +776,7 @@ absl::StatusOr<mtune::v1::ReportResultResponse> Coordinator::ReportResult(
         mtune::v1::ReportResultResponse response;
         response.set_stored(true);
         if (w->second.current_task == request.task_id()) w->second.current_task = 0;
-        changed_.notify_all();
+        WakeWorkersLocked();
         return response;
       }
       done = std::move(*queued);
@@ -743,7 +797,7 @@ absl::StatusOr<mtune::v1::ReportResultResponse> Coordinator::ReportResult(
   if (!inserted.ok()) {
     std::lock_guard lock(mu_);
     queue_.push_front(std::move(done));  // not stored: measure it again
-    changed_.notify_all();
+    WakeWorkersLocked();
     return inserted.status();
   }
   {
@@ -770,8 +824,9 @@ absl::StatusOr<mtune::v1::ReportResultResponse> Coordinator::ReportResult(
       RefillLocked(run);
       MaybeFinishLocked(run);
     }
+    WakeWorkersLocked();
   }
-  changed_.notify_all();
+  job_changed_.notify_all();
   mtune::v1::ReportResultResponse response;
   response.set_stored(true);
   return response;
@@ -780,7 +835,7 @@ absl::StatusOr<mtune::v1::ReportResultResponse> Coordinator::ReportResult(
 void Coordinator::ReaperLoop() {
   std::unique_lock lock(mu_);
   while (!stopping_) {
-    changed_.wait_for(lock, std::chrono::milliseconds(250));
+    reaper_wake_.wait_for(lock, std::chrono::milliseconds(250));
     if (stopping_) break;
     const double now = Now();
     std::vector<std::pair<int64_t, std::string>> expired;
@@ -818,7 +873,8 @@ void Coordinator::ReaperLoop() {
         MaybeFinishLocked(*job);
       }
     }
-    if (!expired.empty() || timed_out) changed_.notify_all();
+    if (!expired.empty()) WakeWorkersLocked();
+    if (timed_out) job_changed_.notify_all();
   }
 }
 

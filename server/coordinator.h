@@ -130,6 +130,13 @@ class Coordinator {
     bool gone = false;
     int64_t current_task = 0;
     uint32_t tasks_done = 0;
+    // Signalled when this worker's blocked NextTask may have work (or must
+    // return). One per worker: a queued task wakes one waiting worker instead of
+    // every lease stream (with 64 workers, waking all of them on each report
+    // cost more CPU than everything else the coordinator did). Shared so a
+    // waiter keeps it alive if the worker is replaced while it waits.
+    std::shared_ptr<std::condition_variable> wake = std::make_shared<std::condition_variable>();
+    bool waiting = false;  // listed in waiting_
   };
   struct Lease {
     QueuedTask queued;
@@ -154,6 +161,9 @@ class Coordinator {
   // Ends the job if every problem is done (caller holds mu_).
   void MaybeFinishLocked(JobRun& job);
   void RequeueLocked(int64_t task_id, const std::string& why);
+  // Wakes as many waiting workers able to take a task as there are queued tasks
+  // (caller holds mu_). Call after anything that queues tasks or frees a worker.
+  void WakeWorkersLocked();
   // The time limit a task of `task`'s problem gets if it starts now (see options).
   double TimeLimitLocked(const mtune::v1::Task& task);
   void ReaperLoop();
@@ -163,7 +173,12 @@ class Coordinator {
   db::Store* store_;
   const CoordinatorOptions options_;
   mutable std::mutex mu_;
-  std::condition_variable changed_;
+  // Job progress watchers (WaitForJobChange); workers wait on WorkerState::wake
+  // and the reaper on reaper_wake_, so a report wakes only who it concerns.
+  std::condition_variable job_changed_;
+  std::condition_variable reaper_wake_;
+  // Workers blocked in NextTask, longest waiting first (eligible or not).
+  std::deque<std::string> waiting_;
   std::map<int64_t, std::unique_ptr<JobRun>> jobs_;
   std::deque<QueuedTask> queue_;
   std::map<int64_t, Lease> leases_;
