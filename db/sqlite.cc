@@ -217,8 +217,9 @@ int64_t Connection::LastInsertRowId() const { return sqlite3_last_insert_rowid(d
 // ---------------------------------------------------------------------------
 
 absl::StatusOr<Transaction> Transaction::Begin(Connection& connection, Kind kind) {
+  // Cached statements: a busy coordinator begins and commits thousands of these.
   absl::Status status =
-      connection.Exec(kind == Kind::kImmediate ? "BEGIN IMMEDIATE" : "BEGIN DEFERRED");
+      connection.Run(kind == Kind::kImmediate ? "BEGIN IMMEDIATE" : "BEGIN DEFERRED");
   if (!status.ok()) return status;
   return Transaction(&connection);
 }
@@ -233,7 +234,7 @@ Transaction::~Transaction() {
 }
 
 absl::Status Transaction::Commit() {
-  absl::Status status = connection_->Exec("COMMIT");
+  absl::Status status = connection_->Run("COMMIT");
   // On failure (e.g. busy) the transaction is still open: leave connection_
   // set so the destructor rolls it back.
   if (status.ok()) connection_ = nullptr;

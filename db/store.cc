@@ -591,9 +591,12 @@ std::vector<absl::StatusOr<bool>> Store::InsertResults(const std::vector<TrialTo
   std::vector<PendingInsert*> batch;
   for (const TrialToStore& item : trials) {
     pending.push_back(PendingInsert{item});
-    batch.push_back(&pending.back());
+    if (absl::Status status = ValidateTrial(*item.trial); !status.ok())
+      pending.back().outcome = status;
+    else
+      batch.push_back(&pending.back());
   }
-  {
+  if (!batch.empty()) {
     std::lock_guard<std::mutex> lock(mu_);
     CommitGroupLocked(batch);
   }
@@ -606,28 +609,27 @@ void Store::CommitGroupLocked(const std::vector<PendingInsert*>& batch) {
   auto fail_all = [&](const absl::Status& status) {
     for (PendingInsert* pending : batch) pending->outcome = status;
   };
-  // InsertResult validated its trial before queueing it; InsertResults did not.
-  std::vector<absl::Status> invalid;
-  for (PendingInsert* pending : batch) invalid.push_back(ValidateTrial(*pending->item.trial));
   absl::StatusOr<Transaction> transaction =
       Transaction::Begin(*connection_, Transaction::Kind::kImmediate);
   if (!transaction.ok()) return fail_all(transaction.status());
-  for (size_t i = 0; i < batch.size(); ++i) {
-    PendingInsert& pending = *batch[i];
-    if (!invalid[i].ok()) {
-      pending.outcome = invalid[i];
-      continue;
+  // A savepoint per trial: a trial that fails half-way leaves nothing behind
+  // and does not take the rest of its group down with it. A group of one
+  // needs none: the transaction itself is rolled back on failure.
+  const bool savepoints = batch.size() > 1;
+  for (PendingInsert* pending_ptr : batch) {
+    PendingInsert& pending = *pending_ptr;
+    if (savepoints) {
+      if (absl::Status status = connection_->Run("SAVEPOINT trial"); !status.ok())
+        return fail_all(status);
     }
-    // A savepoint per trial: a trial that fails half-way leaves nothing behind
-    // and does not take the rest of its group down with it.
-    if (absl::Status status = connection_->Run("SAVEPOINT trial"); !status.ok())
-      return fail_all(status);
     pending.outcome = InsertResultLocked(*pending.item.trial, *pending.item.script);
     if (pending.outcome.ok()) {
+      if (!savepoints) continue;
       if (absl::Status status = connection_->Run("RELEASE trial"); !status.ok())
         return fail_all(status);
       continue;
     }
+    if (!savepoints) return;  // the transaction's destructor rolls it back
     // Some errors (SQLITE_FULL, SQLITE_IOERR) roll the whole transaction back:
     // then the trials before this one are lost too.
     if (!connection_->InTransaction()) {
@@ -646,8 +648,10 @@ absl::StatusOr<bool> Store::InsertResultLocked(const v1::TrialResult& trial,
                                                const std::string& script) {
   const v1::Candidate& candidate = trial.candidate();
   // Foreign keys would reject these too, but only as "FOREIGN KEY constraint
-  // failed"; checking first names the missing row.
-  {
+  // failed"; checking first names the missing row. Jobs, their problems and
+  // targets are never deleted, so a check that passed once is remembered.
+  std::pair<int64_t, std::string> job_problem(trial.job_id(), trial.problem());
+  if (!known_job_problems_.contains(job_problem) || !known_targets_.contains(trial.target_id())) {
     absl::StatusOr<StatementLease> check = connection_->Prepare(kCheckResultRefsSql);
     if (!check.ok()) return check.status();
     (*check)->BindAll(trial.job_id(), trial.problem(), trial.target_id());
@@ -665,6 +669,8 @@ absl::StatusOr<bool> Store::InsertResultLocked(const v1::TrialResult& trial,
       return absl::FailedPreconditionError(absl::StrCat(
           "target '", trial.target_id(), "' is not registered; UpsertTarget it first"));
     }
+    known_job_problems_.insert(std::move(job_problem));
+    known_targets_.insert(trial.target_id());
   }
   {
     absl::StatusOr<StatementLease> insert = connection_->Prepare(kInsertCandidateSql);

@@ -20,6 +20,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -162,6 +163,9 @@ class Store {
   std::mutex mu_;
   std::unique_ptr<Connection> connection_;
   const std::string path_;
+  // (job, problem) pairs and targets InsertResult has found stored (guarded by mu_).
+  std::set<std::pair<int64_t, std::string>> known_job_problems_;
+  std::set<std::string> known_targets_;
 
   // Group commit (InsertResult): trials wait in group_pending_ until a thread
   // that finds no commit running becomes the writer of all of them. Taken
