@@ -579,10 +579,17 @@ absl::StatusOr<bool> Store::InsertResult(const v1::TrialResult& trial, const std
     }
     group.lock();
     for (PendingInsert* pending : batch) pending->done = true;
+    ++group_stats_.transactions;
+    group_stats_.trials += batch.size();
     group_writing_ = false;
     group_done_.notify_all();
   }
   return std::move(mine.outcome);
+}
+
+Store::GroupCommitStats Store::group_commit_stats() {
+  std::lock_guard<std::mutex> group(group_mu_);
+  return group_stats_;
 }
 
 std::vector<absl::StatusOr<bool>> Store::InsertResults(const std::vector<TrialToStore>& trials) {

@@ -113,6 +113,14 @@ class Store {
   // returning one outcome per trial in order, each as InsertResult would.
   std::vector<absl::StatusOr<bool>> InsertResults(const std::vector<TrialToStore>& trials);
 
+  // How well group commit groups: transactions InsertResult committed and the
+  // trials they held (trials / transactions = the mean group size).
+  struct GroupCommitStats {
+    uint64_t transactions = 0;
+    uint64_t trials = 0;
+  };
+  GroupCommitStats group_commit_stats();
+
   // Whether (job_id, problem, candidate_hash) already has a result.
   absl::StatusOr<bool> HasResult(int64_t job_id, const std::string& problem,
                                  const std::string& candidate_hash);
@@ -174,6 +182,7 @@ class Store {
   std::condition_variable group_done_;
   std::vector<PendingInsert*> group_pending_;
   bool group_writing_ = false;
+  GroupCommitStats group_stats_;  // guarded by group_mu_
 };
 
 }  // namespace mtune::db

@@ -36,6 +36,15 @@ static mtune::server::HttpAuthorizer DashboardAuthorizer(const mtune::server::Ac
 }
 
 int main(int argc, char** argv) {
+  // Handle SIGINT/SIGTERM on one thread: block them before any other thread starts
+  // (gRPC starts threads as soon as credentials are made; a thread started before
+  // this would take SIGTERM's default action and kill the process mid-shutdown).
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
   CLI::App app{"mtune-coordinator: hands MLIR strategy candidates to workers and stores results"};
   std::string listen = "127.0.0.1:7070";
   std::string db_path = "mtune.sqlite";
@@ -148,13 +157,6 @@ int main(int argc, char** argv) {
     http_host_port = *parsed;
   }
 
-  // Handle SIGINT/SIGTERM on one thread: block them before any other thread starts.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGINT);
-  sigaddset(&stop_signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
-
   auto store = mtune::db::Store::Open(db_path);
   if (!store.ok()) {
     fprintf(stderr, "mtune-coordinator: cannot open %s: %s\n", db_path.c_str(),
@@ -231,5 +233,11 @@ int main(int argc, char** argv) {
   server->Wait();
   stopper.join();
   if (dashboard) dashboard->Stop();
+  // How well concurrent results shared transactions (group commit), for tuning.
+  const mtune::db::Store::GroupCommitStats commits = (*store)->group_commit_stats();
+  if (commits.transactions > 0)
+    fprintf(stderr, "mtune-coordinator: stored %llu results in %llu transactions\n",
+            static_cast<unsigned long long>(commits.trials),
+            static_cast<unsigned long long>(commits.transactions));
   return 0;
 }
