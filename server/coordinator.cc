@@ -457,23 +457,31 @@ bool Coordinator::ProposeOneLocked(JobRun& job, ProblemRun& run) {
   task.set_time_limit_s(options_.task_time_limit_s);
   task.set_min_measure_s(options_.min_measure_s);
   ++run.proposed;
-  auto script = run.instantiator ? run.instantiator->Instantiate(*values)
-                                 : strategies::Instantiate(run.template_text, run.problem, *values);
+  auto script = options_.test_instantiate
+                    ? options_.test_instantiate(task.problem(), *values)
+                : run.instantiator
+                    ? run.instantiator->Instantiate(*values)
+                    : strategies::Instantiate(run.template_text, run.problem, *values);
   if (!script.ok()) {
-    // Stored as a failed trial without bothering a worker.
+    // Stored as a failed trial without bothering a worker, against the
+    // coordinator's own target since no worker ran it.
     mtune::v1::TrialResult trial;
     trial.set_job_id(job.id);
     trial.set_problem(task.problem());
+    trial.set_target_id(kCoordinatorTargetId);
     *trial.mutable_candidate() = task.candidate();
     trial.mutable_result()->set_status(mtune::v1::RESULT_STATUS_INVALID_CANDIDATE);
-    trial.mutable_result()->set_error(std::string(script.status().message()));
+    trial.mutable_result()->set_error(
+        absl::StrCat("instantiation failed in the coordinator: ", script.status().message()));
     trial.set_worker_name("coordinator");
-    // Known gap: with no target (no worker ran it) the store refuses this trial;
-    // say so rather than lose it silently.
-    if (auto stored = store_->InsertResult(trial, ""); !stored.ok())
+    absl::Status stored = EnsureCoordinatorTargetLocked();
+    if (stored.ok()) stored = store_->InsertResult(trial, "").status();
+    // The trial still counts as finished (the job must not wait for it), but a
+    // result that could not be stored is said, never lost silently.
+    if (!stored.ok())
       fprintf(stderr, "mtune-coordinator: job %lld: invalid candidate %s not stored: %s\n",
               static_cast<long long>(job.id), task.candidate().hash().c_str(),
-              std::string(stored.status().message()).c_str());
+              std::string(stored.message()).c_str());
     run.search->Observe(std::vector<search::Observation>{{points[0], false, 0}});
     ++run.finished;
     RecordResultLocked(run, false, 0);
@@ -482,6 +490,17 @@ bool Coordinator::ProposeOneLocked(JobRun& job, ProblemRun& run) {
   task.set_script(*script);
   queue_.push_back({std::move(task), points[0]});
   return true;
+}
+
+absl::Status Coordinator::EnsureCoordinatorTargetLocked() {
+  if (coordinator_target_stored_) return absl::OkStatus();
+  mtune::v1::Target target;
+  target.set_id(kCoordinatorTargetId);
+  target.set_kind("none");
+  target.set_cpu("coordinator");
+  if (absl::Status s = store_->UpsertTarget(target, mtune::v1::Calibration()); !s.ok()) return s;
+  coordinator_target_stored_ = true;
+  return absl::OkStatus();
 }
 
 void Coordinator::StopProblemLocked(ProblemRun& run, int64_t job_id, const std::string& why) {
@@ -783,6 +802,9 @@ absl::StatusOr<mtune::v1::ReportResultResponse> Coordinator::ReportResult(
       queue_.erase(queued);
     }
     if (w->second.current_task == request.task_id()) w->second.current_task = 0;
+    // The worker's next task goes out while this result is being committed, so
+    // it is not idle for the commit; the acknowledgement still waits for it.
+    WakeWorkersLocked();
   }
 
   // Commit before acknowledging: once the worker hears "stored", the result is durable.

@@ -15,6 +15,8 @@
 #include <thread>
 #include <vector>
 
+#include <functional>
+
 #include "absl/status/statusor.h"
 #include "db/store.h"
 #include "proto/mtune.pb.h"
@@ -42,7 +44,17 @@ struct CoordinatorOptions {
   double heartbeat_timeout_s = 6;
   // How often workers are asked to heartbeat.
   double heartbeat_interval_s = 1;
+  // TESTS ONLY: replaces the instantiation of every candidate (problem key,
+  // knob values -> script or error), so a test can make the coordinator's
+  // instantiation fail. Unset in production.
+  std::function<absl::StatusOr<std::string>(const std::string&, const strategies::KnobValues&)>
+      test_instantiate;
 };
+
+// The target that trials which never reached a worker are stored against: a
+// candidate whose instantiation failed in the coordinator is an
+// invalid_candidate result of this target (no worker, no hardware).
+inline constexpr char kCoordinatorTargetId[] = "none:coordinator";
 
 // Coordinator state and logic. Thread-safe.
 class Coordinator {
@@ -169,6 +181,8 @@ class Coordinator {
   void ReaperLoop();
   double Now() const;
   ProblemRun* FindProblemLocked(JobRun& job, const std::string& key);
+  // Registers kCoordinatorTargetId in the store (once per coordinator).
+  absl::Status EnsureCoordinatorTargetLocked();
 
   db::Store* store_;
   const CoordinatorOptions options_;
@@ -186,6 +200,7 @@ class Coordinator {
   int64_t next_task_id_ = 1;
   uint64_t next_worker_serial_ = 1;
   bool stopping_ = false;
+  bool coordinator_target_stored_ = false;
   std::thread reaper_;
 };
 
