@@ -12,6 +12,9 @@
 // It then checks correctness: every task was leased exactly once, every trial of
 // every job has exactly one stored result, and every job succeeded. --check-only
 // skips the figures (ctest runs it that way). Goals: >= 5,000 tasks/s, p99 <= 10 ms.
+// --kill-coordinator-after N checks durability instead: it SIGKILLs the coordinator
+// once N reports are acknowledged and checks that the SQLite file holds every
+// acknowledged result (acknowledged means committed, group commit or not).
 #include <signal.h>
 #include <fcntl.h>
 #include <spawn.h>
@@ -32,6 +35,7 @@
 #include <vector>
 
 #include "CLI/CLI.hpp"
+#include "db/store.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "bench/load/simulated_worker.h"
@@ -94,6 +98,19 @@ class CoordinatorProcess {
     }
     return absl::UnavailableError("the coordinator did not start:\n" + ReadFile(log_));
   }
+  // Whether the started coordinator has exited (crashed) on its own.
+  bool Exited() {
+    if (pid_ <= 0 || waitpid(pid_, nullptr, WNOHANG) != pid_) return false;
+    pid_ = -1;
+    return true;
+  }
+  // SIGKILL: no shutdown path runs, as when the machine loses the process.
+  void Kill() {
+    if (pid_ <= 0) return;
+    kill(pid_, SIGKILL);
+    waitpid(pid_, nullptr, 0);
+    pid_ = -1;
+  }
   ~CoordinatorProcess() {
     if (pid_ > 0) {
       kill(pid_, SIGTERM);
@@ -141,6 +158,7 @@ int main(int argc, char** argv) {
       "matmul:m=1024,n=4096,k=4096:f32", "matmul:m=512,n=4096,k=4096:f32"};
   std::string search = "random";
   bool check_only = false;
+  int64_t kill_after = 0;
   double timeout_s = 600;
   app.add_option("--workers", workers, "simulated workers, each on its own connection")
       ->capture_default_str()->check(CLI::PositiveNumber);
@@ -162,7 +180,14 @@ int main(int argc, char** argv) {
   app.add_flag("--check-only", check_only,
                "check correctness only (every task leased once, one result per trial), "
                "print no figures");
+  app.add_option("--kill-coordinator-after", kill_after,
+                 "durability check instead of figures: SIGKILL the started coordinator once "
+                 "this many reports are acknowledged, then check that its SQLite file holds "
+                 "every acknowledged result")
+      ->check(CLI::PositiveNumber)
+      ->excludes("--connect");
   CLI11_PARSE(app, argc, argv);
+  if (kill_after >= tasks) return Fail("--kill-coordinator-after must be below --tasks");
   if (tasks < static_cast<int>(problems.size()))
     return Fail("--tasks must be at least the number of problems");
 
@@ -239,11 +264,58 @@ int main(int argc, char** argv) {
     return Fail(absl::StrCat("the job plans ", submitted.job().trials_total(), " trials, not ",
                              expected, " (knob spaces too small for --tasks?)"));
 
+  if (kill_after > 0) {
+    while (stored.load() < kill_after) {
+      if (coordinator.Exited()) return Fail("the coordinator exited:\n" + coordinator.Log());
+      if (Seconds(Clock::now() - start) > timeout_s)
+        return Fail(absl::StrCat("after ", timeout_s, " s only ", stored.load(), " of ",
+                                 kill_after, " results stored"));
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+    coordinator.Kill();
+    for (auto& sim : sims) sim->Stop();
+    for (auto& t : threads) t.join();
+    beating = false;
+    heartbeats.join();
+    // Only this process reads the file now; every acknowledged trial must be in it.
+    auto store = mtune::db::Store::Open(dir + "/mtune.sqlite");
+    if (!store.ok()) return Fail("cannot open the killed coordinator's store: " +
+                                 std::string(store.status().message()));
+    size_t acknowledged = 0, missing = 0;
+    for (auto& sim : sims) {
+      for (const auto& ack : sim->acknowledged()) {
+        ++acknowledged;
+        auto has = (*store)->HasResult(ack.job_id, ack.problem, ack.candidate_hash);
+        if (!has.ok() || !*has) {
+          if (++missing <= 10)
+            fprintf(stderr, "mtune-bench-load: acknowledged but not stored: job %lld %s %s\n",
+                    static_cast<long long>(ack.job_id), ack.problem.c_str(),
+                    ack.candidate_hash.c_str());
+        }
+      }
+    }
+    auto rows = (*store)->ListResults(job_id, "", 0);
+    if (!rows.ok()) return Fail(std::string(rows.status().message()));
+    if (missing > 0)
+      return Fail(absl::StrCat(missing, " of ", acknowledged,
+                               " acknowledged results are not in the store"));
+    fprintf(stderr,
+            "mtune-bench-load: coordinator killed after %zu acknowledged results; all are in "
+            "the store (%zu stored rows: a result may be committed and its acknowledgement "
+            "lost, never the other way round)\n",
+            acknowledged, rows->size());
+    if (rows->size() < acknowledged) return Fail("fewer stored rows than acknowledgements");
+    if (remove_dir) std::filesystem::remove_all(dir);
+    return 0;
+  }
+
   // The workers count acknowledged reports, so waiting costs the coordinator nothing
   // (polling GetJob would: it reads every stored result of the job).
   Clock::time_point last_progress = start;
   while (stored.load() < static_cast<int64_t>(expected)) {
     const Clock::time_point now = Clock::now();
+    if (connect.empty() && coordinator.Exited())
+      return Fail("the coordinator exited:\n" + coordinator.Log());
     if (Seconds(now - start) > timeout_s)
       return Fail(absl::StrCat("after ", timeout_s, " s only ", stored.load(), " of ", expected,
                                " results stored"));

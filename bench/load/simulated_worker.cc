@@ -97,10 +97,12 @@ grpc::Status SimulatedWorker::Serve() {
     grpc::ClientContext report_context;
     report_context.set_deadline(In(60));
     grpc::Status status = stub_->ReportResult(&report_context, report, &ack);
-    if (!status.ok() || !ack.stored())
+    if (!status.ok() || !ack.stored()) {
       ++failed_reports_;
-    else if (stored_ != nullptr)
-      ++*stored_;
+    } else {
+      acknowledged_.push_back({task.job_id(), task.problem(), task.candidate().hash()});
+      if (stored_ != nullptr) ++*stored_;
+    }
     current_task_ = 0;
     // The coordinator pushes the next task once this one is reported.
     asked = Clock::now();

@@ -57,6 +57,14 @@ class SimulatedWorker {
   const std::vector<int64_t>& task_ids() const { return task_ids_; }
   // Reports the coordinator did not acknowledge as stored.
   int failed_reports() const { return failed_reports_; }
+  // (job id, problem, candidate hash) of every report acknowledged as stored, in
+  // order: what the coordinator promised is durable. Read after Serve() returned.
+  struct Acknowledged {
+    int64_t job_id;
+    std::string problem;
+    std::string candidate_hash;
+  };
+  const std::vector<Acknowledged>& acknowledged() const { return acknowledged_; }
 
  private:
   std::string name_;
@@ -73,6 +81,7 @@ class SimulatedWorker {
   std::chrono::steady_clock::time_point first_task_at_{};
   std::vector<int64_t> task_ids_;
   int failed_reports_ = 0;
+  std::vector<Acknowledged> acknowledged_;
 };
 
 }  // namespace mtune::bench
