@@ -75,6 +75,9 @@ double Cv(const std::vector<double>& v) {
 struct Pass {
   double seconds = 0;
   std::vector<v1::ResultStatus> statuses;
+  double compile_s = 0;  // summed over the candidates
+  double rest_s = 0;     // summed verify + timing + set-up (total_s - compile_s)
+  int overlapped = 0;    // candidates compiled while another was timed
 };
 
 // Runs `tasks` through `pipeline`, timed.
@@ -86,8 +89,11 @@ Pass RunPass(mtune::worker::Pipeline& pipeline, const std::vector<v1::Task>& tas
     if (next == tasks.size()) return std::nullopt;
     return mtune::worker::PipelineTask{tasks[next++], ""};
   };
-  callbacks.done = [&](const v1::Task&, const v1::Result& result) {
+  callbacks.done = [&](const v1::Task&, const v1::Result& result, int64_t overlapped_with) {
+    pass.overlapped += overlapped_with != 0;
     pass.statuses.push_back(result.status());
+    pass.compile_s += result.compile_s();
+    pass.rest_s += result.total_s() - result.compile_s();
   };
   const auto start = Clock::now();
   pipeline.Run(callbacks);
@@ -211,7 +217,8 @@ int main(int argc, char** argv) {
                                      tasks.begin() + std::min<size_t>(tasks.size(), prefetch + 1));
   (void)RunPass(sequential_pipeline, warmup);
   (void)RunPass(overlapped_pipeline, warmup);
-  printf("%-6s %-12s %10s %14s\n", "pass", "mode", "seconds", "candidates/s");
+  printf("%-6s %-12s %10s %14s %16s %20s %12s\n", "pass", "mode", "seconds", "candidates/s",
+         "compile s/cand", "verify+time s/cand", "overlapped");
   for (int p = 0; p < passes; ++p) {
     for (int overlapped = 0; overlapped < 2; ++overlapped) {
       // Alternate which mode goes first, so that a trend in the load hits both.
@@ -220,8 +227,10 @@ int main(int argc, char** argv) {
       const double rate = tasks.size() / pass.seconds;
       (run_overlapped ? overlapped_rates : sequential_rates).push_back(rate);
       (run_overlapped ? overlapped_statuses : sequential_statuses) = pass.statuses;
-      printf("%-6d %-12s %10.2f %14.3f\n", p + 1, run_overlapped ? "overlapped" : "sequential",
-             pass.seconds, rate);
+      printf("%-6d %-12s %10.2f %14.3f %16.3f %20.3f %9d/%zu\n", p + 1,
+             run_overlapped ? "overlapped" : "sequential", pass.seconds, rate,
+             pass.compile_s / tasks.size(), pass.rest_s / tasks.size(), pass.overlapped,
+             tasks.size());
       fflush(stdout);
     }
     for (size_t i = 0; i < tasks.size(); ++i)

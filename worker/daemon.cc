@@ -135,6 +135,8 @@ absl::Status WorkerDaemon::Run() {
         while (!session_over && !stop_ && Clock::now() < until)
           std::this_thread::sleep_for(std::chrono::milliseconds(50));
       }
+      // Stop() while waiting for a task: end the stream so that Run() returns now.
+      if (stop_) lease_context.TryCancel();
     });
 
     mtune::v1::LeaseRequest lease;
@@ -165,14 +167,19 @@ absl::Status WorkerDaemon::Run() {
     callbacks.stop = [&] { return stop_ || stream_ended; };
     callbacks.interrupt = [&] { lease_context.TryCancel(); };
     callbacks.measuring = [&](int64_t task_id) { current_task = task_id; };
-    callbacks.done = [&](const mtune::v1::Task& task, const mtune::v1::Result& result) {
+    callbacks.done = [&](const mtune::v1::Task& task, const mtune::v1::Result& result,
+                         int64_t overlapped_with) {
       mtune::v1::ReportResultRequest report;
       report.set_worker_id(worker_id);
       report.set_task_id(task.task_id());
       *report.mutable_result() = result;
       Log(name, absl::StrCat("task ", task.task_id(), " ", task.candidate().canonical_json(), ": ",
                              mtune::v1::ResultStatus_Name(result.status()), " ", result.gflops(),
-                             " GFLOP/s"));
+                             " GFLOP/s",
+                             overlapped_with != 0
+                                 ? absl::StrCat(" (compiled while task ", overlapped_with,
+                                                " was timed)")
+                                 : std::string()));
       // Report until stored: the result must not be lost to a passing network error.
       for (int attempt = 0; !stop_; ++attempt) {
         mtune::v1::ReportResultResponse ack;

@@ -1,5 +1,6 @@
 #include "worker/pipeline.h"
 
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
@@ -9,6 +10,8 @@
 
 namespace mtune::worker {
 namespace {
+
+using Clock = std::chrono::steady_clock;
 
 bool HasFault(const PipelineTask& item) {
   return !item.inject_fault.empty() && item.inject_fault != "none";
@@ -62,7 +65,7 @@ void Pipeline::RunSequential(const PipelineCallbacks& callbacks) {
     callbacks.measuring(item->task.task_id());
     auto response = (faulty ? *faulty : *sandboxes_[0]).Call(request, item->task.time_limit_s());
     faulty.reset();
-    callbacks.done(item->task, ResultOf(response));
+    callbacks.done(item->task, ResultOf(response), 0);
   }
 }
 
@@ -74,6 +77,7 @@ void Pipeline::RunOverlapped(const PipelineCallbacks& callbacks) {
     std::unique_ptr<Sandbox> faulty;
     std::optional<mtune::v1::Result> failed;  // set: the compile half ended it
     double spent_s = 0;                       // the compile half's share of the limit
+    Clock::time_point compile_start, compile_end;
     bool end = false;                         // next() had no more tasks
   };
   std::mutex mu;
@@ -82,6 +86,13 @@ void Pipeline::RunOverlapped(const PipelineCallbacks& callbacks) {
   std::vector<size_t> free_slots;
   for (size_t i = sandboxes_.size(); i > 0; --i) free_slots.push_back(i - 1);
   bool quit = false;
+  // The last timings (task, start, end): a compile that overlapped one of them is
+  // reported as such.
+  struct Timed {
+    int64_t task_id;
+    Clock::time_point start, end;
+  };
+  std::deque<Timed> recent;
 
   std::thread compiler([&] {
     while (true) {
@@ -105,7 +116,9 @@ void Pipeline::RunOverlapped(const PipelineCallbacks& callbacks) {
         mtune::v1::SandboxRequest request;
         *request.mutable_compile() = c.item.task;
         *request.mutable_calibration() = calibration_;
+        c.compile_start = Clock::now();
         auto response = sandbox.Call(request, c.item.task.time_limit_s());
+        c.compile_end = Clock::now();
         if (response.ok() && response->compiled())
           c.spent_s = response->result().total_s();
         else
@@ -137,8 +150,11 @@ void Pipeline::RunOverlapped(const PipelineCallbacks& callbacks) {
       mtune::v1::SandboxRequest request;
       request.set_measure_compiled(true);
       callbacks.measuring(c.item.task.task_id());
+      const auto start = Clock::now();
       // The clock goes on from where the compile half left it.
       result = ResultOf(sandbox.Call(request, c.item.task.time_limit_s(), c.spent_s));
+      recent.push_back({c.item.task.task_id(), start, Clock::now()});
+      if (recent.size() > sandboxes_.size()) recent.pop_front();
     }
     c.faulty.reset();
     // The child is free again once its result is out of it; reporting (which may
@@ -148,7 +164,12 @@ void Pipeline::RunOverlapped(const PipelineCallbacks& callbacks) {
       free_slots.push_back(c.slot);
       cv.notify_all();
     }
-    callbacks.done(c.item.task, result);
+    // Every earlier timing is over by now: which one did this compile overlap?
+    int64_t overlapped_with = 0;
+    for (const Timed& t : recent)
+      if (t.task_id != c.item.task.task_id() && t.start < c.compile_end && c.compile_start < t.end)
+        overlapped_with = t.task_id;
+    callbacks.done(c.item.task, result, overlapped_with);
   }
   {
     std::lock_guard lock(mu);

@@ -46,8 +46,10 @@ struct PipelineTask {
 struct PipelineCallbacks {
   // The next task; blocks until one comes; nullopt: no more.
   std::function<std::optional<PipelineTask>()> next;
-  // Each result, in task order, on the thread that called Run().
-  std::function<void(const mtune::v1::Task&, const mtune::v1::Result&)> done;
+  // Each result, in task order, on the thread that called Run(). `overlapped_with`:
+  // the task that was being timed while this one compiled (0: none).
+  std::function<void(const mtune::v1::Task&, const mtune::v1::Result&, int64_t overlapped_with)>
+      done;
   // Checked before each measurement: true drops the tasks compiled but not yet
   // timed and ends Run() (e.g. the lease stream ended: they are re-queued).
   std::function<bool()> stop = [] { return false; };
