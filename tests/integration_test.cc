@@ -448,10 +448,12 @@ TEST_F(Cluster, CancelMidJobKeepsStoredResults) {
   EXPECT_EQ(cancelled.state(), mtune::v1::JOB_STATE_CANCELLED);
   const uint32_t done = cancelled.trials_done();
   EXPECT_GE(done, 2u);
-  SleepS(2);  // a task in flight at cancel time may still land; nothing new starts
+  // The tasks the worker held at cancel time may still land (an overlapping worker
+  // holds two: one being timed, one compiled ahead); nothing new starts.
+  SleepS(2);
   const size_t stored = Results(job.id()).size();
   EXPECT_GE(stored, done);
-  EXPECT_LE(stored, done + 1);
+  EXPECT_LE(stored, done + 2);
   SleepS(1.5);
   EXPECT_EQ(Results(job.id()).size(), stored) << "work continued after cancel";
   grpc::ClientContext again;
