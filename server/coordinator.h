@@ -83,11 +83,12 @@ class Coordinator {
 
   // --- worker side ---
   absl::StatusOr<mtune::v1::RegisterResponse> Register(const mtune::v1::RegisterRequest& request);
-  // Blocks until a task is available for the (idle) worker, the worker is
-  // unknown (NotFound) or `timeout_s` passes (nullopt); leases the task.
+  // Blocks until a task is available for the worker and it holds fewer than
+  // `window` tasks (1: only when idle), the worker is unknown (NotFound) or
+  // `timeout_s` passes (nullopt); leases the task.
   absl::StatusOr<std::optional<mtune::v1::Task>> NextTask(const std::string& worker_id,
-                                                          double timeout_s);
-  // The worker's lease stream closed: its unfinished task goes back to the queue.
+                                                          double timeout_s, uint32_t window = 1);
+  // The worker's lease stream closed: its unfinished tasks go back to the queue.
   void WorkerDisconnected(const std::string& worker_id);
   mtune::v1::HeartbeatResponse Heartbeat(const mtune::v1::HeartbeatRequest& request);
   // Commits the result, then updates the job; OK only once it is stored.
@@ -140,7 +141,10 @@ class Coordinator {
     double last_seen = 0;  // monotonic seconds
     bool streaming = false;
     bool gone = false;
-    int64_t current_task = 0;
+    // Tasks leased and not yet reported, oldest (the one it measures) first.
+    std::set<int64_t> leased;
+    // How many it may hold at once (LeaseRequest.window, capped).
+    uint32_t window = 1;
     uint32_t tasks_done = 0;
     // Signalled when this worker's blocked NextTask may have work (or must
     // return). One per worker: a queued task wakes one waiting worker instead of
@@ -176,6 +180,8 @@ class Coordinator {
   // Wakes as many waiting workers able to take a task as there are queued tasks
   // (caller holds mu_). Call after anything that queues tasks or frees a worker.
   void WakeWorkersLocked();
+  // Whether `w` may be leased one more task now: not gone, room in its window.
+  bool CanTakeTaskLocked(const WorkerState& w) const;
   // The time limit a task of `task`'s problem gets if it starts now (see options).
   double TimeLimitLocked(const mtune::v1::Task& task);
   void ReaperLoop();
