@@ -332,7 +332,7 @@ TEST(KnobSpace, CopyAndReduceTemplatesOfferPeelingSplitReductionAndUnrolling) {
   ASSERT_NE(split, nullptr);
   EXPECT_TRUE(split->is_alternatives);
   EXPECT_EQ(split->options, (std::vector<std::string>{"none", "4", "8", "16", "32"}));
-  EXPECT_EQ(split->default_value, "none");
+  EXPECT_EQ(split->default_value, "8");
   // Every split instantiates (the helper sequences travel with the script).
   for (const std::string& option : split->options) {
     KnobValues values = *reduce_space->Defaults();
