@@ -42,32 +42,58 @@ module attributes {transform.with_named_sequence} {
       // single-iteration loops that the tiling loop handles still track.) A loop whose
       // step divides its range is not peeled (loop.peel fails silenceably on it, and
       // that failure is suppressed).
+      //
+      // Not with tile_r = 1: an unmasked 1-row transpose tile becomes a unit-dim
+      // shape_cast on which the final pattern set (lower_shape_cast with
+      // canonicalization) never converges (the interpreter ran past 120 s and 16 GB
+      // on transpose 37x45). The cmpi check fails for tile_r = 1, which skips the
+      // peeling (failure suppressed): those candidates are the masked ones.
+      // The loops come from the tile, not from %loops: a use of %loops here would keep
+      // those handles alive through the other regions, and the padded region's
+      // canonicalization (which folds single-iteration loops) would then fail to
+      // update them.
+      %col_loop = transform.get_parent_op %tiled {op_name = "scf.for"} : (!transform.any_op) -> !transform.any_op
+      %row_loop = transform.get_parent_op %col_loop {op_name = "scf.for"} : (!transform.any_op) -> !transform.any_op
       transform.structured.vectorize %tiled vector_sizes [%tr, %tc] : !transform.any_op, !transform.param<i64>, !transform.param<i64>
-      %cols = transform.cast %loops#1 : !transform.any_op to !transform.op<"scf.for">
-      transform.sequence %cols : !transform.op<"scf.for"> failures(suppress) {
-      ^bb0(%l: !transform.op<"scf.for">):
-        %main, %rest = transform.loop.peel %l : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
-      }
-      %rows = transform.cast %loops#0 : !transform.any_op to !transform.op<"scf.for">
-      transform.sequence %rows : !transform.op<"scf.for"> failures(suppress) {
-      ^bb0(%l: !transform.op<"scf.for">):
-        %main, %rest = transform.loop.peel %l : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      %one = transform.param.constant 1 : i64 -> !transform.param<i64>
+      // (A sequence that propagates failures inside one that suppresses them: a
+      // suppressing sequence goes on after a failed op.)
+      transform.sequence %root : !transform.any_op failures(suppress) {
+      ^bb0(%unused: !transform.any_op):
+        transform.sequence %unused : !transform.any_op failures(propagate) {
+        ^bb1(%unused2: !transform.any_op):
+          transform.match.param.cmpi gt %tr, %one : !transform.param<i64>
+          %cols = transform.cast %col_loop : !transform.any_op to !transform.op<"scf.for">
+          transform.sequence %cols : !transform.op<"scf.for"> failures(suppress) {
+          ^bb0(%l: !transform.op<"scf.for">):
+            %main, %rest = transform.loop.peel %l : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+          }
+          %rows = transform.cast %row_loop : !transform.any_op to !transform.op<"scf.for">
+          transform.sequence %rows : !transform.op<"scf.for"> failures(suppress) {
+          ^bb0(%l: !transform.op<"scf.for">):
+            %main, %rest = transform.loop.peel %l : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+          }
+        }
       }
     }
     // Unrolling of vector ops to a target shape. The target shape is the tile
     // (tile_r x tile_c: every vector op of a full tile has exactly that shape); the
-    // loop over column tiles is unrolled by U, so U such ops (and their transfers)
-    // are independent in one iteration: register-level tiling followed by
-    // `transform.loop.unroll` (a trip count that U does not divide gets an epilogue
-    // loop; with peeled tiles only the main loop is unrolled). MLIR 22 has no
-    // transform op for the vector dialect's own unroll patterns (they take a C++
+    // loops over column tiles (the nearest loops around the tiles' transfer_writes:
+    // with peeled tiles, main and remainder loops alike) are unrolled by U, so U such
+    // ops and their transfers are independent in one iteration: register-level
+    // tiling followed by `transform.loop.unroll` (a trip count that U does not divide
+    // gets an epilogue loop). MLIR 22 has no transform op for the vector dialect's
+    // own unroll patterns (vector::populateVectorUnrollPatterns takes a C++
     // native-shape callback); lower_transfer and lower_shape_cast below then split
     // each n-D op into 1-D rows, which LLVM splits into 512-bit registers.
+    // Not with tile_r = 1 (unroll_c is then a no-op): unrolled 1-row transpose tiles
+    // get static, unmasked and hit the non-converging pattern set described at
+    // `peeled` (transpose 37x45, tile 1x8, U = 4 hung with every edge_tiles choice).
     transform.tune.alternatives<"unroll_c"> selected_region = 0 attributes {mtune.labels = ["1", "2", "4"]} {
     }, {
-      transform.loop.unroll %loops#1 {factor = 2} : !transform.any_op
+      transform.include @unroll_column_loops_by_2 failures(propagate) (%root, %tr) : (!transform.any_op, !transform.param<i64>) -> ()
     }, {
-      transform.loop.unroll %loops#1 {factor = 4} : !transform.any_op
+      transform.include @unroll_column_loops_by_4 failures(propagate) (%root, %tr) : (!transform.any_op, !transform.param<i64>) -> ()
     }
     %bufferized = transform.bufferization.one_shot_bufferize %root {memcpy_op = "linalg.copy"} : (!transform.any_op) -> !transform.any_op
     %kernel = transform.structured.match ops{["func.func"]} in %bufferized : (!transform.any_op) -> !transform.any_op
@@ -116,6 +142,42 @@ module attributes {transform.with_named_sequence} {
       transform.apply_patterns.vector.lower_shape_cast
       transform.apply_patterns.canonicalization
     } : !transform.any_op
+    transform.yield
+  }
+  // unroll_c = 2: unrolls the loops around the tiles' transfer_writes when tile_r > 1
+  // (a sequence that propagates failures, so a failed check skips the unrolling,
+  // inside one that suppresses the failure).
+  transform.named_sequence @unroll_column_loops_by_2(%root: !transform.any_op {transform.readonly},
+      %tr: !transform.param<i64> {transform.readonly}) {
+    %one = transform.param.constant 1 : i64 -> !transform.param<i64>
+    transform.sequence %root : !transform.any_op failures(suppress) {
+    ^bb0(%r: !transform.any_op):
+      transform.sequence %r : !transform.any_op failures(propagate) {
+      ^bb1(%r2: !transform.any_op):
+        transform.match.param.cmpi gt %tr, %one : !transform.param<i64>
+        %writes = transform.structured.match ops{["vector.transfer_write"]} in %r2 : (!transform.any_op) -> !transform.any_op
+        %col_loops = transform.get_parent_op %writes {op_name = "scf.for", deduplicate} : (!transform.any_op) -> !transform.any_op
+        transform.loop.unroll %col_loops {factor = 2} : !transform.any_op
+      }
+    }
+    transform.yield
+  }
+  // unroll_c = 4: unrolls the loops around the tiles' transfer_writes when tile_r > 1
+  // (a sequence that propagates failures, so a failed check skips the unrolling,
+  // inside one that suppresses the failure).
+  transform.named_sequence @unroll_column_loops_by_4(%root: !transform.any_op {transform.readonly},
+      %tr: !transform.param<i64> {transform.readonly}) {
+    %one = transform.param.constant 1 : i64 -> !transform.param<i64>
+    transform.sequence %root : !transform.any_op failures(suppress) {
+    ^bb0(%r: !transform.any_op):
+      transform.sequence %r : !transform.any_op failures(propagate) {
+      ^bb1(%r2: !transform.any_op):
+        transform.match.param.cmpi gt %tr, %one : !transform.param<i64>
+        %writes = transform.structured.match ops{["vector.transfer_write"]} in %r2 : (!transform.any_op) -> !transform.any_op
+        %col_loops = transform.get_parent_op %writes {op_name = "scf.for", deduplicate} : (!transform.any_op) -> !transform.any_op
+        transform.loop.unroll %col_loops {factor = 4} : !transform.any_op
+      }
+    }
     transform.yield
   }
 }
