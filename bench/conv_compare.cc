@@ -19,6 +19,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "bench/conv_baselines.h"
+#include "strategies/default_candidate.h"
 #include "strategies/knob_space.h"
 #include "strategies/problem.h"
 #include "strategies/template_library.h"
@@ -100,11 +101,11 @@ absl::StatusOr<Best> Tune(const Flags& flags, const strategies::Problem& problem
   if (!tpl.ok()) return tpl.status();
   auto space = strategies::ExtractKnobSpace(tpl->text, problem);
   if (!space.ok()) return space.status();
-  // The default candidate as `mtune measure` takes it: the template's selected value,
-  // or the first option where that is not an option for this problem.
-  strategies::KnobValues defaults;
-  for (const auto& k : space->knobs)
-    defaults[k.name] = k.default_value.empty() ? k.options.front() : k.default_value;
+  // The default candidate as `mtune measure` takes it (see default_candidate.h);
+  // --knob overrides apply to the template's own values.
+  strategies::KnobValues defaults = flags.knobs.empty()
+      ? strategies::DefaultCandidate(*space).value_or(strategies::NearestDefaults(*space))
+      : strategies::NearestDefaults(*space);
   for (const std::string& knob : flags.knobs) {
     std::vector<std::string> kv = absl::StrSplit(knob, absl::MaxSplits('=', 1));
     if (kv.size() != 2) return absl::InvalidArgumentError("--knob wants NAME=VALUE: " + knob);

@@ -56,6 +56,7 @@ struct Flags {
   std::string shapes = "256,512,1024";
   int trials = 24;
   uint64_t seed = 0;
+  std::string search = "random";
   std::string db;
   int cpu = 1;
   double min_time_s = 0.3;
@@ -100,12 +101,13 @@ absl::StatusOr<std::vector<int64_t>> ParseShapes(const std::string& text) {
 
 // --- tuning ------------------------------------------------------------------
 
-// Seeded random search over the default template, as the coordinator plans it.
+// Seeded search (--search) over the default template, as the coordinator plans it.
 absl::Status Tune(const Flags& flags, const mtune::v1::Calibration& calibration,
                   worker::Measurer& measurer, ShapeReport& report) {
   TuneOptions options;
   options.trials = flags.trials;
   options.seed = flags.seed;
+  options.search = flags.search;
   options.min_time_s = flags.tune_min_time_s;
   report.tuned = true;
   return TuneProblem(report.problem, options, calibration, measurer,
@@ -300,9 +302,10 @@ void PrintTable(const std::vector<ShapeReport>& reports, double peak_gflops,
   bool any_tuned = false;
   for (const ShapeReport& report : reports) any_tuned |= report.tuned;
   if (any_tuned) {
-    std::printf("\ntuning (random search, seed %llu; per candidate: instantiate + compile + "
+    std::printf("\ntuning (%s search, seed %llu; per candidate: instantiate + compile + "
                 "verify + measure >= %.2f s, wall time)\n",
-                static_cast<unsigned long long>(flags.seed), flags.tune_min_time_s);
+                flags.search.c_str(), static_cast<unsigned long long>(flags.seed),
+                flags.tune_min_time_s);
     std::printf("%-6s %6s %4s %10s %10s %10s  %s\n", "shape", "tried", "ok", "median s",
                 "p90 s", "best GF/s", "failures");
     for (const ShapeReport& report : reports) {
@@ -482,10 +485,12 @@ int main(int argc, char** argv) {
       "Tunes (or loads the tuned best for) cubic f32 matmuls and times each beside oneDNN, "
       "Eigen and OpenBLAS, single-threaded on one pinned core, plus the measured FMA peak."};
   app.add_option("--shapes", flags.shapes, "cubic sizes, comma-separated")->capture_default_str();
-  app.add_option("--trials", flags.trials, "candidates tuned per shape (random search)")
+  app.add_option("--trials", flags.trials, "candidates tuned per shape")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
-  app.add_option("--seed", flags.seed, "seed of the random search")->capture_default_str();
+  app.add_option("--search", flags.search, "search algorithm for tuning (random, model, ...)")
+      ->capture_default_str();
+  app.add_option("--seed", flags.seed, "seed of the search")->capture_default_str();
   auto* db_option = app.add_option("--db", flags.db,
                  "instead of tuning, take the best script per shape from this coordinator "
                  "store or exported best-strategy database");

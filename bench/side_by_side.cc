@@ -19,6 +19,7 @@
 #include "nlohmann/json.hpp"
 #include "search/search.h"
 #include "search/space.h"
+#include "strategies/default_candidate.h"
 #include "strategies/knob_space.h"
 #include "strategies/template_library.h"
 #include "worker/jit_kernel.h"
@@ -104,30 +105,10 @@ absl::Status TuneProblem(const strategies::Problem& problem, const TuneOptions& 
     auto values = search::ValuesFromPoint(space, point);
     return values.ok() && knobs->SatisfiesConstraints(*values);
   };
-  std::optional<strategies::KnobValues> first = knobs->Defaults();
-  if (!first) {
-    // The template's default is not a candidate of this problem (e.g. k1=256 when
-    // k=129 offers at most 128). With a budget of a few trials, starting from random
-    // points would often compare a pathological kernel, so the nearest thing to the
-    // default comes first: knobs keep their default where it is an option, else take
-    // their largest numeric option (tiles: the closest to the default's reach) or
-    // their first one.
-    strategies::KnobValues nearest;
-    for (const strategies::KnobSpec& knob : knobs->knobs) {
-      std::string value = knob.default_value;
-      if (value.empty() && !knob.options.empty()) {
-        value = knob.options.front();
-        int64_t largest = 0, parsed = 0;
-        for (const std::string& option : knob.options)
-          if (absl::SimpleAtoi(option, &parsed) && parsed > largest) {
-            largest = parsed;
-            value = option;
-          }
-      }
-      nearest[knob.name] = value;
-    }
-    if (knobs->SatisfiesConstraints(nearest)) first = nearest;
-  }
+  // The template's default, or the valid candidate nearest to it, comes first: with
+  // a budget of a few trials, starting from random points would often compare a
+  // pathological kernel.
+  std::optional<strategies::KnobValues> first = strategies::DefaultCandidate(*knobs);
   if (first) {
     if (auto point = search::PointFromValues(space, *first); point.ok())
       search_options.seeds_first.push_back(*point);

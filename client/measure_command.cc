@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "strategies/candidate.h"
+#include "strategies/default_candidate.h"
 #include "strategies/knob_space.h"
 #include "strategies/template_library.h"
 #include "strategies/template_policy.h"
@@ -38,9 +39,21 @@ absl::StatusOr<MeasureOutcome> ResolveCandidate(const MeasureRequest& request) {
   if (!tpl.ok()) return tpl.status();
   auto space = strategies::ExtractKnobSpace(tpl->text, *problem);
   if (!space.ok()) return space.status();
+  // Without --knob the default candidate (the template's, or the valid one nearest
+  // to it). With --knob, the overrides apply to the template's own values as near as
+  // this problem allows, and a combination that breaks a constraint is an error
+  // rather than silently repaired into something the user did not ask for.
   strategies::KnobValues values;
-  for (const auto& k : space->knobs)
-    values[k.name] = k.default_value.empty() ? k.options.front() : k.default_value;
+  if (request.knobs.empty()) {
+    std::optional<strategies::KnobValues> defaults = strategies::DefaultCandidate(*space);
+    if (!defaults)
+      return absl::FailedPreconditionError(absl::StrCat(
+          "template ", tpl->name, " has no valid candidate near its defaults for ",
+          problem->Key(), "; choose knobs with --knob"));
+    values = *std::move(defaults);
+  } else {
+    values = strategies::NearestDefaults(*space);
+  }
   for (const auto& [name, value] : request.knobs) {
     if (!values.contains(name))
       return absl::InvalidArgumentError(

@@ -9,6 +9,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/time/clock.h"
 #include "strategies/candidate.h"
+#include "strategies/default_candidate.h"
 #include "strategies/features.h"
 #include "strategies/template_library.h"
 
@@ -188,7 +189,8 @@ absl::StatusOr<std::unique_ptr<Coordinator::JobRun>> Coordinator::PlanJob(
       return measured.empty() ||
              !measured.contains(strategies::MakeCandidate(template_name, *values).hash());
     };
-    if (auto defaults = knobs->Defaults()) {
+    // The template's default (or the valid candidate nearest to it) is tried first.
+    if (auto defaults = strategies::DefaultCandidate(*knobs)) {
       if (auto point = search::PointFromValues(run->space, *defaults); point.ok())
         search_options.seeds_first.push_back(*point);
     }

@@ -283,6 +283,7 @@ absl::StatusOr<KnobSpace> ExtractKnobSpace(absl::string_view template_text, cons
       for (mlir::Attribute a : *options) spec.options.push_back(OptionText(a));
       if (auto selected = knob.getSelectedAttr()) {
         std::string text = OptionText(selected);
+        spec.selected = text;
         if (std::find(spec.options.begin(), spec.options.end(), text) != spec.options.end())
           spec.default_value = text;
       }
@@ -300,10 +301,11 @@ absl::StatusOr<KnobSpace> ExtractKnobSpace(absl::string_view template_text, cons
       if (auto selected = alt.getSelectedRegionAttr(); selected && selected->getZExtValue() <
                                                                         spec.options.size())
         spec.default_value = spec.options[selected->getZExtValue()];
+      spec.selected = spec.default_value;
     } else {
       return;
     }
-    for (const std::string* text : {&spec.name, &spec.default_value})
+    for (const std::string* text : {&spec.name, &spec.default_value, &spec.selected})
       if (!IsUtf8(*text)) {
         status = absl::InvalidArgumentError(
             absl::StrCat("knob '", spec.name, "': name or value is not valid UTF-8"));

@@ -44,6 +44,9 @@ struct KnobSpec {
   std::vector<std::string> options;
   // The template's `selected` value when it is among `options`, else empty.
   std::string default_value;
+  // The template's `selected` value as written, even when it is not an option for
+  // this problem (a 256 tile of k=67); empty when the template selects nothing.
+  std::string selected;
   // Name of the knob whose value this one must divide, or empty.
   std::string divides;
 };
@@ -56,7 +59,9 @@ struct KnobSpace {
 
   // Number of candidates before constraints (saturates at UINT64_MAX).
   uint64_t Size() const;
-  // The template's default candidate, if every knob has a default.
+  // The template's default candidate exactly as written, if every knob's `selected`
+  // value is an option for this problem and the constraints hold (see
+  // default_candidate.h for the nearest valid candidate otherwise).
   std::optional<KnobValues> Defaults() const;
   // OK when every knob has exactly one value among its options and every
   // constraint holds; InvalidArgument naming the first problem otherwise.

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "strategies/default_candidate.h"
 #include "strategies/template_library.h"
 
 namespace mtune::strategies {
@@ -136,20 +137,56 @@ TEST(KnobSpace, SmtConstraintPrunesWithoutCompilingAndIsRemovedOnInstantiation) 
 TEST(KnobSpace, MatmulPackedPrunesSpillingRegisterTilesByAccumulatorType) {
   auto tpl = FindTemplate("matmul_packed");
   ASSERT_TRUE(tpl.ok()) << tpl.status();
-  // The default (8 x 32 accumulators) is valid for every element type.
   for (const char* type : {"f32", "bf16", "f64"}) {
     auto problem = ParseProblemKey(std::string("matmul:m=256,n=256,k=256:") + type);
     ASSERT_TRUE(problem.ok());
     auto space = ExtractKnobSpace(tpl->text, *problem);
     ASSERT_TRUE(space.ok()) << space.status();
-    ASSERT_TRUE(space->Defaults().has_value()) << type;
-    KnobValues values = *space->Defaults();
-    values["tile_m2"] = "16";
+    const bool f64 = std::string(type) == "f64";
+    // The written default (8 x 32 accumulators) is 16 zmm registers in f32 (bf16
+    // accumulates in f32) but 32 in f64, which leaves none for B: pruned there, and
+    // the default candidate becomes the nearest valid one, 8 x 16.
+    EXPECT_EQ(space->Defaults().has_value(), !f64) << type;
+    std::optional<KnobValues> defaults = DefaultCandidate(*space);
+    ASSERT_TRUE(defaults.has_value()) << type;
+    EXPECT_EQ(defaults->at("tile_m2"), "8") << type;
+    EXPECT_EQ(defaults->at("tile_n2"), f64 ? "16" : "32") << type;
+    KnobValues values = *defaults;
     values["tile_n2"] = "32";
-    // 16 x 32 f32 accumulators (bf16 accumulates in f32) fill the 32 zmm registers
-    // exactly; in f64 they need 64.
-    EXPECT_EQ(space->SatisfiesConstraints(values), std::string(type) != "f64") << type;
+    values["tile_m2"] = "12";
+    // 12 x 32 f32 accumulators are 24 registers, plus 2 for B and 1 broadcast.
+    EXPECT_EQ(space->SatisfiesConstraints(values), !f64) << type;
+    values["tile_m2"] = "16";
+    // 16 x 32 f32 accumulators fill all 32 registers: the k loop would spill.
+    EXPECT_FALSE(space->SatisfiesConstraints(values)) << type;
   }
+}
+
+TEST(DefaultCandidate, TakesTheNearestOptionThenTheNearestValidCandidate) {
+  // k=67 offers k tiles 32 and 64, so the written 256 becomes 64 (the nearest on a
+  // log scale); and a constraint that the written values break is repaired by
+  // changing the last-declared knob first.
+  auto problem = ParseProblemKey("matmul:m=64,n=64,k=67:f32");
+  ASSERT_TRUE(problem.ok());
+  auto space = ExtractKnobSpace(R"mlir(module attributes {transform.with_named_sequence} {
+  transform.named_sequence @__transform_main(%r: !transform.any_op {transform.readonly}) {
+    %tk = transform.tune.knob<"tk"> = 256 from options = "pow2(32, k)" -> !transform.param<i64>
+    %a = transform.tune.knob<"a"> = 8 from options = [2, 4, 8] -> !transform.param<i64>
+    %b = transform.tune.knob<"b"> = 8 from options = [2, 4, 8] -> !transform.param<i64>
+    transform.smt.constrain_params(%a, %b) : (!transform.param<i64>, !transform.param<i64>) -> () {
+    ^bb0(%x: !smt.int, %y: !smt.int):
+      %p = smt.int.mul %x, %y
+      %limit = smt.int.constant 32
+      %ok = smt.int.cmp le %p, %limit
+      smt.assert %ok
+    }
+    transform.yield
+  }
+})mlir", *problem);
+  ASSERT_TRUE(space.ok()) << space.status();
+  EXPECT_FALSE(space->Defaults().has_value());
+  EXPECT_EQ(NearestDefaults(*space), (KnobValues{{"tk", "64"}, {"a", "8"}, {"b", "8"}}));
+  EXPECT_EQ(DefaultCandidate(*space), (KnobValues{{"tk", "64"}, {"a", "8"}, {"b", "4"}}));
 }
 
 TEST(KnobSpace, SmtConstraintsMtuneCannotEvaluateAreClearErrors) {

@@ -7,6 +7,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Parser/Parser.h"
 #include "strategies/apply.h"
+#include "strategies/default_candidate.h"
 #include "strategies/knob_space.h"
 #include "strategies/mlir_support.h"
 #include "strategies/payload.h"
@@ -27,9 +28,7 @@ std::string DefaultScript(const std::string& template_name, const std::string& k
   EXPECT_TRUE(tpl.ok()) << tpl.status();
   auto space = ExtractKnobSpace(tpl->text, *problem);
   EXPECT_TRUE(space.ok()) << space.status();
-  KnobValues values;
-  for (const auto& k : space->knobs)
-    values[k.name] = k.default_value.empty() ? k.options.front() : k.default_value;
+  KnobValues values = NearestDefaults(*space);
   for (const auto& [name, value] : overrides) values[name] = value;
   auto script = Instantiate(tpl->text, *problem, values);
   EXPECT_TRUE(script.ok()) << script.status();

@@ -1,6 +1,7 @@
 #include "worker/measure.h"
 
 #include "gtest/gtest.h"
+#include "strategies/default_candidate.h"
 #include "strategies/knob_space.h"
 #include "strategies/template_library.h"
 #include "worker/sandbox.h"
@@ -24,9 +25,7 @@ mtune::v1::Task TaskFor(const std::string& key, strategies::KnobValues overrides
   auto tpl = strategies::FindTemplate(template_name);
   auto space = strategies::ExtractKnobSpace(tpl->text, *problem);
   EXPECT_TRUE(space.ok()) << space.status();
-  strategies::KnobValues values;
-  for (const auto& k : space->knobs)
-    values[k.name] = k.default_value.empty() ? k.options.front() : k.default_value;
+  strategies::KnobValues values = strategies::NearestDefaults(*space);
   for (const auto& [name, value] : overrides) values[name] = value;
   auto script = strategies::Instantiate(tpl->text, *problem, values);
   EXPECT_TRUE(script.ok()) << script.status();

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
+#include "strategies/default_candidate.h"
 #include "strategies/knob_space.h"
 #include "strategies/template_library.h"
 #include "worker/measure.h"
@@ -61,13 +62,11 @@ TEST_P(DefaultTemplate, DefaultAndRandomCandidatesVerify) {
   ASSERT_TRUE(tpl.ok()) << tpl.status();
   auto space = strategies::ExtractKnobSpace(tpl->text, *problem);
   ASSERT_TRUE(space.ok()) << space.status();
-  // The default candidate as the coordinator and `mtune measure` take it: the
-  // template's selected value, or the first option where that is not an option
-  // for this problem (e.g. a 256 cache tile of a dimension of 67).
-  strategies::KnobValues defaults;
-  for (const auto& k : space->knobs)
-    defaults[k.name] = k.default_value.empty() ? k.options.front() : k.default_value;
-  ASSERT_TRUE(space->SatisfiesConstraints(defaults)) << tpl->name << Describe(defaults);
+  // The default candidate as the coordinator and `mtune measure` take it (the
+  // template's selected values, or the valid candidate nearest to them).
+  std::optional<strategies::KnobValues> default_candidate = strategies::DefaultCandidate(*space);
+  ASSERT_TRUE(default_candidate.has_value()) << tpl->name;
+  const strategies::KnobValues& defaults = *default_candidate;
   std::string failure = MeasureCandidate(*tpl, *problem, defaults);
   EXPECT_EQ(failure, "") << tpl->name << " default:" << Describe(defaults);
 
@@ -89,7 +88,10 @@ TEST_P(DefaultTemplate, DefaultAndRandomCandidatesVerify) {
 INSTANTIATE_TEST_SUITE_P(
     EveryFamily, DefaultTemplate,
     testing::Values(
-        Case{"matmul:m=37,n=45,k=67:f32", 0}, Case{"matmul_transpose_a:m=7,n=9,k=13:f32", 0},
+        Case{"matmul:m=37,n=45,k=67:f32", 0},
+        // m padded while one n tile covers n: failed bufferization before the level-1
+        // pad copied C back explicitly.
+        Case{"matmul:m=100,n=128,k=512:f32", 0}, Case{"matmul_transpose_a:m=7,n=9,k=13:f32", 0},
         Case{"matmul_transpose_b:m=7,n=9,k=13:f32", 0},
         Case{"batch_matmul:b=3,m=37,n=45,k=67:f32", 2}, Case{"batch_matmul:b=2,m=5,n=6,k=7:f64", 1},
         Case{"conv_1d_nwc_wcf:n=2,w=37,c=5,kw=3,f=37,sw=2,dw=2:f32", 2},

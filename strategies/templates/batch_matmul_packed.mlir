@@ -23,13 +23,28 @@ module attributes {transform.with_named_sequence} {
     %tn2 = transform.tune.knob<"tile_n2"> = 32 from options = [16, 32] {mtune.divides = "tile_n1"} -> !transform.param<i64>
     %tk2 = transform.tune.knob<"tile_k2"> = 1 from options = [1, 2, 4] {mtune.divides = "tile_k1"} -> !transform.param<i64>
 
-    // Level 1: one batch, cache tiles over n then k; m is not tiled.
+    // The accumulator tile plus one row of B and one broadcast of A fit the 32 zmm
+    // registers of 64 bytes (as in matmul_packed: an f64 8x32 tile would spill).
+    transform.smt.constrain_params(%tm2, %tn2) : (!transform.param<i64>, !transform.param<i64>) -> () {
+    ^bb0(%m2: !smt.int, %n2: !smt.int):
+      %acc = smt.declare_fun "acc_bytes" : !smt.int
+      %one = smt.int.constant 1
+      %rows = smt.int.add %m2, %one
+      %reg_bytes = smt.int.mul %rows, %n2, %acc
+      %reg_limit = smt.int.constant 1984
+      %fits = smt.int.cmp le %reg_bytes, %reg_limit
+      smt.assert %fits
+    }
+
+    // Level 1: one batch, cache tiles over n then k; m is not tiled. The padded C
+    // tile is copied back explicitly (see matmul_packed.mlir: folded single-tile loops
+    // otherwise fail bufferization).
     %tiled1, %loops1:3 = transform.structured.tile_using_for %matmul tile_sizes [1, 0, %tn1, %tk1]
       : (!transform.any_op, !transform.param<i64>, !transform.param<i64>)
       -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
     %padded1, %pad1, %copy1 = transform.structured.pad %tiled1 pad_to_multiple_of [%tm2, %tn1, %tk1] {
         padding_dimensions = [1, 2, 3],
-        copy_back_op = "none"
+        copy_back_op = "linalg.copy"
       } : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>)
         -> (!transform.any_op, !transform.any_op, !transform.any_op)
 

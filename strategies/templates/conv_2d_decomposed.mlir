@@ -27,6 +27,22 @@ module attributes {transform.with_named_sequence} {
     %tf = transform.tune.knob<"tile_f"> = 32 from options = [8, 16, 32, 48, 64] -> !transform.param<i64>
     %tc1 = transform.tune.knob<"tile_c1"> = 64 from options = "pow2(8, c)" -> !transform.param<i64>
 
+    // The accumulator tile (tile_ow x tile_f) plus one row of filter values and one
+    // broadcast input fit the 32 zmm registers of 64 bytes, as in matmul_packed:
+    // (tile_ow + 1) * tile_f * acc_bytes <= 31 * 64. Larger tiles spill on every
+    // filter tap (an f64 8x32 tile ran at 0.41 of the f64 peak); the best measured
+    // f32 candidates (8x32, 4x64, 6x64) all fit.
+    transform.smt.constrain_params(%tow, %tf) : (!transform.param<i64>, !transform.param<i64>) -> () {
+    ^bb0(%ow: !smt.int, %f: !smt.int):
+      %acc = smt.declare_fun "acc_bytes" : !smt.int
+      %one = smt.int.constant 1
+      %rows = smt.int.add %ow, %one
+      %reg_bytes = smt.int.mul %rows, %f, %acc
+      %reg_limit = smt.int.constant 1984
+      %fits = smt.int.cmp le %reg_bytes, %reg_limit
+      smt.assert %fits
+    }
+
     // Level 1: output row tiles and channel cache tiles; `loop_order` puts the f
     // loop innermost (an input window is reused by every f tile) or outermost (a
     // filter block is reused by the whole image).

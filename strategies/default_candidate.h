@@ -1,0 +1,29 @@
+// The candidate a template means by default for one problem.
+//
+// A template's `selected` values are written once for all problems, so for a given
+// problem they may not be options (a 256 k tile when k=67 offers at most 128) or may
+// break a constraint (an 8x32 accumulator tile is 16 zmm registers for f32 but 32 for
+// f64, which spills). Everything that starts from "the default" (the coordinator's
+// first proposal, `mtune measure`, the benches) takes it from here, so they agree.
+#pragma once
+
+#include <optional>
+
+#include "strategies/knob_space.h"
+
+namespace mtune::strategies {
+
+// Every knob's `selected` value where that is an option for this problem; else, for
+// numeric knobs, the option nearest to it on a log scale (ties: the smaller), else
+// the first option. Constraints are not checked.
+KnobValues NearestDefaults(const KnobSpace& space);
+
+// NearestDefaults() when it satisfies the constraints. Otherwise the valid
+// candidate that changes the fewest knobs (at most two), then the least (summed
+// distance in option positions); ties go to the knob declared last, because
+// templates declare coarse choices (cache tiles) before fine ones (register tiles)
+// and changing a fine one perturbs the strategy least. nullopt when no such
+// candidate exists.
+std::optional<KnobValues> DefaultCandidate(const KnobSpace& space);
+
+}  // namespace mtune::strategies
