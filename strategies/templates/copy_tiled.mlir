@@ -20,16 +20,36 @@ module attributes {transform.with_named_sequence} {
     transform.tune.alternatives<"edge_tiles"> selected_region = 1 attributes {mtune.labels = ["masked", "padded", "peeled"]} {
       transform.structured.vectorize %tiled vector_sizes [%tr, %tc] : !transform.any_op, !transform.param<i64>, !transform.param<i64>
     }, {
-      %padded, %pad, %copy = transform.structured.pad %tiled pad_to_multiple_of [%tr, %tc] {
-          padding_dimensions = [0, 1], copy_back_op = "none"
-        } : (!transform.any_op, !transform.param<i64>, !transform.param<i64>) -> (!transform.any_op, !transform.any_op, !transform.any_op)
-      transform.structured.vectorize %padded : !transform.any_op
-      %func = transform.structured.match ops{["func.func"]} in %root : (!transform.any_op) -> !transform.any_op
-      transform.apply_patterns to %func {
-        transform.apply_patterns.linalg.pad_vectorization
-        transform.apply_patterns.canonicalization
-        transform.apply_patterns.tensor.fold_tensor_subset_ops_into_vector_transfers
-      } : !transform.any_op
+      // Padded; with tile_r = 1 the tiles are masked instead: an unmasked 1-row
+      // transpose tile makes the final pattern set loop (see `peeled` below; transpose
+      // 37x45 with 1x8 padded tiles ran past 120 s). Each branch is a sequence that
+      // stops at a failed check, nested in one that suppresses that failure.
+      %one = transform.param.constant 1 : i64 -> !transform.param<i64>
+      transform.sequence %root : !transform.any_op failures(suppress) {
+      ^bb0(%r: !transform.any_op):
+        transform.sequence %r : !transform.any_op failures(propagate) {
+        ^bb1(%r2: !transform.any_op):
+          transform.match.param.cmpi gt %tr, %one : !transform.param<i64>
+          %padded, %pad, %copy = transform.structured.pad %tiled pad_to_multiple_of [%tr, %tc] {
+              padding_dimensions = [0, 1], copy_back_op = "none"
+            } : (!transform.any_op, !transform.param<i64>, !transform.param<i64>) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+          transform.structured.vectorize %padded : !transform.any_op
+          %func = transform.structured.match ops{["func.func"]} in %r2 : (!transform.any_op) -> !transform.any_op
+          transform.apply_patterns to %func {
+            transform.apply_patterns.linalg.pad_vectorization
+            transform.apply_patterns.canonicalization
+            transform.apply_patterns.tensor.fold_tensor_subset_ops_into_vector_transfers
+          } : !transform.any_op
+        }
+      }
+      transform.sequence %root : !transform.any_op failures(suppress) {
+      ^bb0(%r: !transform.any_op):
+        transform.sequence %r : !transform.any_op failures(propagate) {
+        ^bb1(%r2: !transform.any_op):
+          transform.match.param.cmpi le %tr, %one : !transform.param<i64>
+          transform.structured.vectorize %tiled vector_sizes [%tr, %tc] : !transform.any_op, !transform.param<i64>, !transform.param<i64>
+        }
+      }
     }, {
       // Peeled: masked vectorization first (explicit vector sizes, so the dynamic
       // tile shapes need no canonicalization before it), then each tile loop is
