@@ -19,6 +19,9 @@ namespace {
 // Beyond its time limit a task gets this much longer before the coordinator
 // takes it back: the worker's sandbox enforces the limit itself.
 constexpr double kLeaseGraceS = 15;
+// Most tasks one worker may hold at once: a few compiled ahead keep its measuring
+// core busy; more would only starve other workers.
+constexpr uint32_t kMaxLeaseWindow = 8;
 
 search::Space ToSearchSpace(const strategies::KnobSpace& knobs) {
   search::Space space;
@@ -404,12 +407,13 @@ void Coordinator::RefillLocked(JobRun& job) {
     if (std::string why = run->limits->Exhausted(now); !why.empty())
       StopProblemLocked(*run, job.id, why);
   }
-  size_t live_workers = 0;
+  // Enough work queued to keep every worker busy (each holds up to its lease
+  // window, plus one waiting), little enough that proposals can still learn
+  // from results.
+  size_t wanted = 0;
   for (const auto& [id, w] : workers_)
-    if (!w.gone) ++live_workers;
-  // Enough work queued to keep every worker busy, little enough that proposals
-  // can still learn from results.
-  const uint32_t window = static_cast<uint32_t>(std::max<size_t>(2, 2 * live_workers));
+    if (!w.gone) wanted += w.window + 1;
+  const uint32_t window = static_cast<uint32_t>(std::max<size_t>(2, wanted));
   if (job.shared_budget == 0) {
     for (auto& run : job.problems) {
       while (!run->exhausted && run->proposed < run->budget &&
@@ -537,8 +541,9 @@ std::vector<mtune::v1::WorkerInfo> Coordinator::ListWorkers() {
     *info.mutable_target() = w.info.target();
     *info.mutable_calibration() = w.info.calibration();
     info.set_cpu(w.info.cpu());
-    info.set_state(w.gone ? "gone" : (w.current_task != 0 ? "busy" : "idle"));
-    info.set_current_task_id(w.current_task);
+    info.set_state(w.gone ? "gone" : (!w.leased.empty() ? "busy" : "idle"));
+    // The oldest task it holds is the one it measures (it measures in lease order).
+    info.set_current_task_id(w.leased.empty() ? 0 : *w.leased.begin());
     info.set_last_seen_s_ago(now - w.last_seen);
     info.set_tasks_done(w.tasks_done);
     out.push_back(std::move(info));
@@ -569,7 +574,8 @@ absl::StatusOr<mtune::v1::RegisterResponse> Coordinator::Register(
       return absl::AlreadyExistsError(absl::StrCat(
           "a live worker named '", request.name(), "' is already registered (cpu ", w.info.cpu(),
           "); stop it or give this one another --name"));
-    if (w.current_task != 0) RequeueLocked(w.current_task, "its worker registered again");
+    for (int64_t task_id : std::set<int64_t>(w.leased))
+      RequeueLocked(task_id, "its worker registered again");
     workers_.erase(it);
     break;
   }
@@ -590,7 +596,8 @@ absl::StatusOr<mtune::v1::RegisterResponse> Coordinator::Register(
 }
 
 absl::StatusOr<std::optional<mtune::v1::Task>> Coordinator::NextTask(const std::string& worker_id,
-                                                                     double timeout_s) {
+                                                                     double timeout_s,
+                                                                     uint32_t window) {
   std::unique_lock lock(mu_);
   auto it = workers_.find(worker_id);
   if (it == workers_.end())
@@ -598,27 +605,39 @@ absl::StatusOr<std::optional<mtune::v1::Task>> Coordinator::NextTask(const std::
   // An open stream says nothing about the worker being alive (a frozen process
   // keeps its connection): only heartbeats and reports refresh last_seen.
   it->second.streaming = true;
+  if (const uint32_t capped = std::clamp<uint32_t>(window, 1, kMaxLeaseWindow);
+      capped != it->second.window) {
+    it->second.window = capped;
+    for (auto& [id, job] : jobs_) RefillLocked(*job);  // a wider window wants more queued
+  }
+  auto has_room = [&](const WorkerState& w) { return w.leased.size() < w.window; };
   const bool ready = changed_.wait_for(lock, std::chrono::duration<double>(timeout_s), [&] {
     auto w = workers_.find(worker_id);
     return stopping_ || w == workers_.end() ||
-           (!queue_.empty() && w->second.current_task == 0 && !w->second.gone);
+           (!queue_.empty() && has_room(w->second) && !w->second.gone);
   });
   it = workers_.find(worker_id);
   if (it == workers_.end())
     return absl::NotFoundError(absl::StrCat("worker '", worker_id, "' was replaced"));
-  if (!ready || stopping_ || queue_.empty() || it->second.current_task != 0) return std::nullopt;
+  if (!ready || stopping_ || queue_.empty() || !has_room(it->second)) return std::nullopt;
   QueuedTask queued = std::move(queue_.front());
   queue_.pop_front();
   // The limit is set now, when the run starts, from the best time known now;
   // time spent waiting in the queue is not counted.
   queued.task.set_time_limit_s(TimeLimitLocked(queued.task));
+  // A task leased behind others waits for them: its run starts at the latest
+  // when every task ahead of it has used up its own limit.
+  double ahead_s = 0;
+  for (int64_t held : it->second.leased)
+    if (auto l = leases_.find(held); l != leases_.end()) ahead_s += l->second.queued.task.time_limit_s();
+  const double lease_s = ahead_s + queued.task.time_limit_s() + kLeaseGraceS;
   Lease lease;
   lease.worker_id = worker_id;
-  lease.deadline = Now() + queued.task.time_limit_s() + kLeaseGraceS;
-  queued.task.set_lease_deadline_unix_s(UnixNow() + queued.task.time_limit_s() + kLeaseGraceS);
+  lease.deadline = Now() + lease_s;
+  queued.task.set_lease_deadline_unix_s(UnixNow() + lease_s);
   mtune::v1::Task task = queued.task;
   lease.queued = std::move(queued);
-  it->second.current_task = task.task_id();
+  it->second.leased.insert(task.task_id());
   leases_[task.task_id()] = std::move(lease);
   return task;
 }
@@ -637,7 +656,7 @@ void Coordinator::RequeueLocked(int64_t task_id, const std::string& why) {
   auto it = leases_.find(task_id);
   if (it == leases_.end()) return;
   auto w = workers_.find(it->second.worker_id);
-  if (w != workers_.end() && w->second.current_task == task_id) w->second.current_task = 0;
+  if (w != workers_.end()) w->second.leased.erase(task_id);
   fprintf(stderr, "mtune-coordinator: task %lld re-queued: %s\n", static_cast<long long>(task_id),
           why.c_str());
   // To the front: it has waited longest.
@@ -652,8 +671,8 @@ void Coordinator::WorkerDisconnected(const std::string& worker_id) {
     if (it == workers_.end()) return;
     it->second.streaming = false;
     it->second.gone = true;
-    if (it->second.current_task != 0)
-      RequeueLocked(it->second.current_task, "its worker " + worker_id + " disconnected");
+    for (int64_t task_id : std::set<int64_t>(it->second.leased))
+      RequeueLocked(task_id, "its worker " + worker_id + " disconnected");
   }
   changed_.notify_all();
 }
@@ -723,14 +742,14 @@ absl::StatusOr<mtune::v1::ReportResultResponse> Coordinator::ReportResult(
                 static_cast<long long>(request.task_id()), request.worker_id().c_str());
         mtune::v1::ReportResultResponse response;
         response.set_stored(true);
-        if (w->second.current_task == request.task_id()) w->second.current_task = 0;
+        w->second.leased.erase(request.task_id());
         changed_.notify_all();
         return response;
       }
       done = std::move(*queued);
       queue_.erase(queued);
     }
-    if (w->second.current_task == request.task_id()) w->second.current_task = 0;
+    w->second.leased.erase(request.task_id());
   }
 
   // Commit before acknowledging: once the worker hears "stored", the result is durable.

@@ -71,11 +71,12 @@ class Coordinator {
 
   // --- worker side ---
   absl::StatusOr<mtune::v1::RegisterResponse> Register(const mtune::v1::RegisterRequest& request);
-  // Blocks until a task is available for the (idle) worker, the worker is
-  // unknown (NotFound) or `timeout_s` passes (nullopt); leases the task.
+  // Blocks until a task is available for the worker and it holds fewer than
+  // `window` tasks (1: only when idle), the worker is unknown (NotFound) or
+  // `timeout_s` passes (nullopt); leases the task.
   absl::StatusOr<std::optional<mtune::v1::Task>> NextTask(const std::string& worker_id,
-                                                          double timeout_s);
-  // The worker's lease stream closed: its unfinished task goes back to the queue.
+                                                          double timeout_s, uint32_t window = 1);
+  // The worker's lease stream closed: its unfinished tasks go back to the queue.
   void WorkerDisconnected(const std::string& worker_id);
   mtune::v1::HeartbeatResponse Heartbeat(const mtune::v1::HeartbeatRequest& request);
   // Commits the result, then updates the job; OK only once it is stored.
@@ -128,7 +129,10 @@ class Coordinator {
     double last_seen = 0;  // monotonic seconds
     bool streaming = false;
     bool gone = false;
-    int64_t current_task = 0;
+    // Tasks leased and not yet reported, oldest (the one it measures) first.
+    std::set<int64_t> leased;
+    // How many it may hold at once (LeaseRequest.window, capped).
+    uint32_t window = 1;
     uint32_t tasks_done = 0;
   };
   struct Lease {

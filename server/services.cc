@@ -169,7 +169,7 @@ grpc::Status CoordinatorService::Lease(grpc::ServerContext* context,
                                        grpc::ServerWriter<mtune::v1::Task>* writer) {
   MTUNE_AUTHORIZE(context, Action::kWork);
   while (!context->IsCancelled() && !shutting_down_->load()) {
-    auto task = coordinator_->NextTask(req->worker_id(), 0.5);
+    auto task = coordinator_->NextTask(req->worker_id(), 0.5, req->window());
     if (!task.ok()) return ToGrpc(task.status());
     if (!task->has_value()) continue;
     if (!writer->Write(**task)) break;

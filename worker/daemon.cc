@@ -5,12 +5,14 @@
 #include <chrono>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "grpcpp/grpcpp.h"
 #include "proto/mtune.grpc.pb.h"
 #include "worker/jit_kernel.h"
+#include "worker/pipeline.h"
 #include "worker/sandbox.h"
 
 namespace mtune::worker {
@@ -61,14 +63,20 @@ WorkerDaemon::WorkerDaemon(DaemonOptions options) : options_(std::move(options))
 
 absl::Status WorkerDaemon::Run() {
   const std::string& name = options_.name;
-  Sandbox sandbox(options_.sandbox_argv, options_.sandbox_memory_limit_mib);
   size_t tasks_received = 0;  // indexes test_inject_faults
 
   // Calibrate once, on the pinned core, before offering to measure anything.
-  auto calibrated = sandbox.Calibrate();
+  absl::StatusOr<mtune::v1::Calibration> calibrated;
+  {
+    Sandbox calibrator(options_.sandbox_argv, options_.sandbox_memory_limit_mib);
+    calibrated = calibrator.Calibrate();
+  }
   if (!calibrated.ok()) return calibrated.status();
   const mtune::v1::Calibration calibration = *calibrated;
   Log(name, absl::StrCat("calibrated: f32 FMA peak ", calibration.peak_gflops_f32(), " GFLOP/s"));
+  Pipeline pipeline(PipelineOptions{options_.sandbox_argv, options_.sandbox_memory_limit_mib,
+                                    options_.prefetch},
+                    calibration);
 
   // gRPC's own reconnect backoff grows to minutes; a restarted coordinator should
   // see its workers back within seconds.
@@ -127,43 +135,51 @@ absl::Status WorkerDaemon::Run() {
         while (!session_over && !stop_ && Clock::now() < until)
           std::this_thread::sleep_for(std::chrono::milliseconds(50));
       }
+      // Stop() while waiting for a task: end the stream so that Run() returns now.
+      if (stop_) lease_context.TryCancel();
     });
 
     mtune::v1::LeaseRequest lease;
     lease.set_worker_id(worker_id);
+    // Hold the task being timed plus the ones compiled ahead of it.
+    lease.set_window(static_cast<uint32_t>(options_.prefetch + 1));
     auto reader = stub->Lease(&lease_context, lease);
-    mtune::v1::Task task;
-    while (!stop_ && reader->Read(&task)) {
-      current_task = task.task_id();
-      mtune::v1::SandboxRequest request;
-      *request.mutable_measure() = task;
-      *request.mutable_calibration() = calibration;
-      // TEST ONLY: a task given a fault runs in a sandbox of its own whose child
-      // raises that fault where the kernel runs; the result is recorded as usual.
-      std::unique_ptr<Sandbox> faulty;
+    std::mutex reader_mu;  // Read() is called from the pipeline's compile thread
+    std::atomic<bool> stream_ended{false};
+    PipelineCallbacks callbacks;
+    callbacks.next = [&]() -> std::optional<PipelineTask> {
+      std::lock_guard lock(reader_mu);
+      PipelineTask item;
+      if (stop_ || stream_ended || !reader->Read(&item.task)) {
+        stream_ended = true;
+        return std::nullopt;
+      }
+      // TEST ONLY: the i-th task received may be given a fault.
       if (tasks_received < options_.test_inject_faults.size() &&
           options_.test_inject_faults[tasks_received] != "none") {
-        const std::string& fault = options_.test_inject_faults[tasks_received];
-        std::vector<std::string> argv = options_.sandbox_argv;
-        argv.insert(argv.end(), {"--test-inject-fault", fault});
-        faulty = std::make_unique<Sandbox>(argv, options_.sandbox_memory_limit_mib);
-        Log(name, absl::StrCat("TEST: injecting fault '", fault, "' into task ", task.task_id()));
+        item.inject_fault = options_.test_inject_faults[tasks_received];
+        Log(name, absl::StrCat("TEST: injecting fault '", item.inject_fault, "' into task ",
+                               item.task.task_id()));
       }
       ++tasks_received;
+      return item;
+    };
+    callbacks.stop = [&] { return stop_ || stream_ended; };
+    callbacks.interrupt = [&] { lease_context.TryCancel(); };
+    callbacks.measuring = [&](int64_t task_id) { current_task = task_id; };
+    callbacks.done = [&](const mtune::v1::Task& task, const mtune::v1::Result& result,
+                         int64_t overlapped_with) {
       mtune::v1::ReportResultRequest report;
       report.set_worker_id(worker_id);
       report.set_task_id(task.task_id());
-      auto response = (faulty ? *faulty : sandbox).Call(request, task.time_limit_s());
-      faulty.reset();
-      if (!response.ok()) {
-        report.mutable_result()->set_status(mtune::v1::RESULT_STATUS_CRASH);
-        report.mutable_result()->set_error(std::string(response.status().message()));
-      } else {
-        *report.mutable_result() = response->result();
-      }
+      *report.mutable_result() = result;
       Log(name, absl::StrCat("task ", task.task_id(), " ", task.candidate().canonical_json(), ": ",
-                             mtune::v1::ResultStatus_Name(report.result().status()), " ",
-                             report.result().gflops(), " GFLOP/s"));
+                             mtune::v1::ResultStatus_Name(result.status()), " ", result.gflops(),
+                             " GFLOP/s",
+                             overlapped_with != 0
+                                 ? absl::StrCat(" (compiled while task ", overlapped_with,
+                                                " was timed)")
+                                 : std::string()));
       // Report until stored: the result must not be lost to a passing network error.
       for (int attempt = 0; !stop_; ++attempt) {
         mtune::v1::ReportResultResponse ack;
@@ -183,7 +199,8 @@ absl::Status WorkerDaemon::Run() {
         std::this_thread::sleep_for(std::chrono::duration<double>(wait_s));
       }
       current_task = 0;
-    }
+    };
+    pipeline.Run(callbacks);
     lease_context.TryCancel();
     grpc::Status end = reader->Finish();
     session_over = true;

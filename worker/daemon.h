@@ -30,6 +30,10 @@ struct DaemonOptions {
   // Address-space limit the sandbox applies to itself, MiB (0 = none); the
   // sandbox argv must pass the same value (named in diagnostics).
   uint64_t sandbox_memory_limit_mib = 0;
+  // Tasks compiled ahead (on other cores, named in sandbox_argv's
+  // --compile-cpus) while one is timed on `cpu`; 0: compile and time one task
+  // after another. See worker/pipeline.h.
+  int prefetch = 0;
   // TEST ONLY: the i-th task this worker receives raises test_inject_faults[i]
   // where its kernel runs ("none": no fault); see worker/fault_injection.h.
   std::vector<std::string> test_inject_faults;

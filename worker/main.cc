@@ -6,9 +6,11 @@
 #include <cstdio>
 
 #include "CLI/CLI.hpp"
+#include "absl/strings/str_join.h"
 #include "worker/affinity.h"
 #include "worker/daemon.h"
 #include "worker/fault_injection.h"
+#include "worker/overlap_mode.h"
 #include "worker/sandbox.h"
 
 namespace {
@@ -38,6 +40,20 @@ int main(int argc, char** argv) {
   app.add_option("--test-inject-fault", inject_faults,
                  "TEST ONLY: comma-separated faults raised where the kernel runs, one per task "
                  "received, in order: none, segv, sigill, sigbus, oom, hang, wrong");
+  bool no_overlap = false;
+  std::string compile_cpus_text;
+  int prefetch = 1;
+  app.add_flag("--no-overlap", no_overlap,
+               "compile each candidate on the measuring core and time it before compiling the "
+               "next (default: compile the next ones on --compile-cpus while one is timed)");
+  app.add_option("--compile-cpus", compile_cpus_text,
+                 "cores to compile on while --cpu times, e.g. 1 or 2-5 (default: every core "
+                 "this process may use except --cpu; on a worker with no other core, compile "
+                 "and time one after another). Keep them off other workers' --cpu")
+      ->excludes("--no-overlap");
+  app.add_option("--prefetch", prefetch, "candidates compiled ahead of the one being timed (1-7)")
+      ->check(CLI::Range(1, 7))
+      ->capture_default_str();
   app.add_flag("--sandbox", sandbox_mode, "internal: serve measurements on fds 3/4")->group("");
   std::string token_file;
   app.add_option("--tls-ca", options.security.ca_file,
@@ -63,10 +79,20 @@ int main(int argc, char** argv) {
             std::string(faults.status().message()).c_str());
     return 2;
   }
+  std::vector<int> compile_cpus;
+  if (!compile_cpus_text.empty()) {
+    auto parsed = mtune::worker::ParseCpuList(compile_cpus_text);
+    if (!parsed.ok()) {
+      fprintf(stderr, "mtune-worker: --compile-cpus: %s\n",
+              std::string(parsed.status().message()).c_str());
+      return 2;
+    }
+    compile_cpus = *parsed;
+  }
   if (sandbox_mode)  // the daemon passes one fault to a sandbox it starts for one task
     return mtune::worker::RunSandboxServer(
         mtune::worker::kSandboxRequestFd, mtune::worker::kSandboxResponseFd, options.cpu,
-        options.sandbox_memory_limit_mib, faults->empty() ? "" : faults->front());
+        options.sandbox_memory_limit_mib, faults->empty() ? "" : faults->front(), compile_cpus);
   options.test_inject_faults = *faults;
   if (!options.test_inject_faults.empty())
     fprintf(stderr, "mtune-worker: TEST MODE: injecting faults into the first %zu tasks\n",
@@ -94,6 +120,19 @@ int main(int argc, char** argv) {
   options.sandbox_argv = {"/proc/self/exe", "--sandbox", "--cpu", std::to_string(options.cpu),
                           "--sandbox-memory-limit",
                           std::to_string(options.sandbox_memory_limit_mib)};
+  // Overlap compiling with timing when there is a core to compile on besides the
+  // measuring one; say which mode and why, never silently.
+  auto mode = mtune::worker::ChooseOverlap(options.cpu, no_overlap, compile_cpus);
+  if (!mode.ok()) {
+    fprintf(stderr, "mtune-worker: %s\n", std::string(mode.status().message()).c_str());
+    return 2;
+  }
+  fprintf(stderr, "mtune-worker: %s\n", mode->description.c_str());
+  if (!mode->compile_cpus.empty()) {
+    options.prefetch = prefetch;
+    options.sandbox_argv.insert(options.sandbox_argv.end(),
+                                {"--compile-cpus", absl::StrJoin(mode->compile_cpus, ",")});
+  }
   mtune::worker::WorkerDaemon daemon(options);
   g_daemon = &daemon;
   signal(SIGINT, OnStopSignal);

@@ -23,38 +23,75 @@ double Since(Clock::time_point start) {
 
 }  // namespace
 
+// A compiled candidate waiting to be verified and timed.
+struct Measurer::Prepared {
+  mtune::v1::Task task;
+  mtune::v1::Calibration calibration;
+  strategies::Problem problem;
+  std::unique_ptr<JitKernel> kernel;
+  Result result;          // compile_s so far
+  double prepare_s = 0;   // time Prepare() took
+};
+
 Measurer::Measurer() = default;
 Measurer::~Measurer() = default;
 
-Result Measurer::Measure(const mtune::v1::Task& task, const mtune::v1::Calibration& calibration,
-                         const std::string& test_inject_fault) {
-  const auto task_start = Clock::now();
+double Measurer::prepared_s() const { return prepared_ ? prepared_->prepare_s : 0; }
+
+std::optional<Result> Measurer::Prepare(const mtune::v1::Task& task,
+                                        const mtune::v1::Calibration& calibration) {
+  const auto start = Clock::now();
+  prepared_.reset();
   Result result;
-  auto finish = [&](mtune::v1::ResultStatus status, std::string error) {
+  auto fail = [&](mtune::v1::ResultStatus status, std::string error) {
     result.set_status(status);
     result.set_error(std::move(error));
-    result.set_total_s(Since(task_start));
+    result.set_total_s(Since(start));
     return result;
   };
-
   auto problem = strategies::ParseProblemKey(task.problem());
   if (!problem.ok())
-    return finish(mtune::v1::RESULT_STATUS_INVALID_CANDIDATE, problem.status().ToString());
+    return fail(mtune::v1::RESULT_STATUS_INVALID_CANDIDATE, problem.status().ToString());
   auto payload = strategies::MakePayload(*problem);
   if (!payload.ok())
-    return finish(mtune::v1::RESULT_STATUS_INVALID_CANDIDATE, payload.status().ToString());
+    return fail(mtune::v1::RESULT_STATUS_INVALID_CANDIDATE, payload.status().ToString());
 
   CompileTimes times;
   CompileFailure failure;
   std::unique_ptr<JitKernel> kernel = JitKernel::Compile(*payload, task.script(), &times, &failure);
   result.set_compile_s(times.total());
-  if (!kernel) return finish(failure.status, failure.error);
+  if (!kernel) return fail(failure.status, failure.error);
 
+  // Operands and the reference belong to the preparation: computing a reference
+  // is not timed, so it need not use the measuring core.
   if (operands_key_ != problem->Key()) {
     operands_.reset();
     operands_ = MakeKernelOperands(*problem);
     operands_key_ = problem->Key();
   }
+  prepared_ = std::make_unique<Prepared>(
+      Prepared{task, calibration, *problem, std::move(kernel), result, Since(start)});
+  return std::nullopt;
+}
+
+Result Measurer::MeasurePrepared(const std::string& test_inject_fault) {
+  const auto start = Clock::now();
+  if (!prepared_) {
+    Result result;
+    result.set_status(mtune::v1::RESULT_STATUS_CRASH);
+    result.set_error("no compiled candidate to measure (the sandbox was restarted in between)");
+    return result;
+  }
+  std::unique_ptr<Prepared> p = std::move(prepared_);
+  Result result = p->result;
+  const strategies::Problem& problem = p->problem;
+  auto finish = [&](mtune::v1::ResultStatus status, std::string error) {
+    result.set_status(status);
+    result.set_error(std::move(error));
+    result.set_total_s(p->prepare_s + Since(start));
+    return result;
+  };
+
   KernelOperands& ops = *operands_;
   std::vector<std::vector<int64_t>> descriptors;
   std::vector<void*> args;
@@ -65,7 +102,7 @@ Result Measurer::Measure(const mtune::v1::Task& task, const mtune::v1::Calibrati
   auto verify_start = Clock::now();
   ops.ResetOutput();
   RaiseInjectedFaultBeforeKernel(test_inject_fault);
-  kernel->Call(args);
+  p->kernel->Call(args);
   if (test_inject_fault == "wrong") {
     TypedBuffer& out = ops.output();
     out.Set(0, out.Get(0) + 1000.0);
@@ -83,29 +120,36 @@ Result Measurer::Measure(const mtune::v1::Task& task, const mtune::v1::Calibrati
   }
 
   TimingOptions timing_options;
-  if (task.min_measure_s() > 0) timing_options.min_total_s = task.min_measure_s();
-  *result.mutable_timing() = TimeCalls([&] { kernel->Call(args); }, timing_options);
+  if (p->task.min_measure_s() > 0) timing_options.min_total_s = p->task.min_measure_s();
+  JitKernel& kernel = *p->kernel;
+  *result.mutable_timing() = TimeCalls([&] { kernel.Call(args); }, timing_options);
 
   const double seconds = result.timing().median_s();
-  const double gflops = problem->Flops() / seconds / 1e9;
+  const double gflops = problem.Flops() / seconds / 1e9;
   result.set_gflops(gflops);
-  result.set_gbps(problem->CompulsoryBytes() / seconds / 1e9);
+  result.set_gbps(problem.CompulsoryBytes() / seconds / 1e9);
   // The calibration measures the f32 FMA peak. An f64 FMA does half the lanes at the
   // same instruction throughput on every x86 vector unit, so its peak is half. bf16
   // inputs are widened and multiplied in f32, so the f32 peak bounds them.
-  mtune::v1::Calibration for_type = calibration;
-  if (problem->AccumulatorType() == "f64")
-    for_type.set_peak_gflops_f32(calibration.peak_gflops_f32() / 2);
-  RooflinePoint roof = ComputeRoofline(for_type, problem->Flops(), problem->CompulsoryBytes(),
-                                       problem->FootprintBytes());
+  mtune::v1::Calibration for_type = p->calibration;
+  if (problem.AccumulatorType() == "f64")
+    for_type.set_peak_gflops_f32(p->calibration.peak_gflops_f32() / 2);
+  RooflinePoint roof = ComputeRoofline(for_type, problem.Flops(), problem.CompulsoryBytes(),
+                                       problem.FootprintBytes());
   result.set_roofline_gflops(roof.bound_gflops);
   result.set_roofline_level(roof.level);
   // Pure data movement (copy, transpose) does no arithmetic: its roofline is the
   // bandwidth of the level its footprint fits.
-  result.set_fraction_of_roofline(problem->Flops() > 0 ? FractionOfRoofline(gflops, roof)
+  result.set_fraction_of_roofline(problem.Flops() > 0 ? FractionOfRoofline(gflops, roof)
                                   : roof.level_gbps > 0 ? result.gbps() / roof.level_gbps
                                                         : 0.0);
   return finish(mtune::v1::RESULT_STATUS_OK, "");
+}
+
+Result Measurer::Measure(const mtune::v1::Task& task, const mtune::v1::Calibration& calibration,
+                         const std::string& test_inject_fault) {
+  if (std::optional<Result> failed = Prepare(task, calibration)) return *failed;
+  return MeasurePrepared(test_inject_fault);
 }
 
 }  // namespace mtune::worker

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "proto/mtune.pb.h"
@@ -24,7 +25,21 @@ class Measurer {
   mtune::v1::Result Measure(const mtune::v1::Task& task, const mtune::v1::Calibration& calibration,
                             const std::string& test_inject_fault = "");
 
+  // Measure() in two halves, so that compiling can run on other cores than the
+  // timing (the overlapped worker). Prepare() compiles the candidate and sets up
+  // its operands and reference: nullopt when the kernel is kept for
+  // MeasurePrepared(), else the failed result. MeasurePrepared() verifies and
+  // times the kept kernel on the calling thread (pin it first); its total_s is
+  // both halves' time, not the wait between them.
+  std::optional<mtune::v1::Result> Prepare(const mtune::v1::Task& task,
+                                           const mtune::v1::Calibration& calibration);
+  mtune::v1::Result MeasurePrepared(const std::string& test_inject_fault = "");
+  // Seconds the last Prepare() took.
+  double prepared_s() const;
+
  private:
+  struct Prepared;
+  std::unique_ptr<Prepared> prepared_;
   std::string operands_key_;
   std::unique_ptr<KernelOperands> operands_;
 };

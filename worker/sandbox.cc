@@ -13,7 +13,9 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <new>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "worker/affinity.h"
@@ -160,7 +162,7 @@ std::string Sandbox::Reap(bool kill_first) {
 }
 
 absl::StatusOr<mtune::v1::SandboxResponse> Sandbox::Call(const mtune::v1::SandboxRequest& request,
-                                                         double timeout_s) {
+                                                         double timeout_s, double spent_s) {
   using Clock = std::chrono::steady_clock;
   const bool fresh = pid_ <= 0;
   if (absl::Status s = EnsureStarted(); !s.ok()) return s;
@@ -190,7 +192,9 @@ absl::StatusOr<mtune::v1::SandboxResponse> Sandbox::Call(const mtune::v1::Sandbo
     }
   }
   const auto start = Clock::now();
-  auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
+  auto elapsed = [&] {
+    return spent_s + std::chrono::duration<double>(Clock::now() - start).count();
+  };
   if (!WriteMessage(to_child_, request)) {
     // The child died before it took the request: say how, do not kill blindly.
     std::string how = Reap(/*kill_first=*/false);
@@ -240,7 +244,7 @@ void OutOfMemory() {
 }  // namespace
 
 int RunSandboxServer(int in_fd, int out_fd, int cpu, uint64_t memory_limit_mib,
-                     const std::string& test_inject_fault) {
+                     const std::string& test_inject_fault, const std::vector<int>& compile_cpus) {
   if (memory_limit_mib > 0) {
     const rlim_t bytes = static_cast<rlim_t>(memory_limit_mib) << 20;
     const struct rlimit limit{bytes, bytes};
@@ -251,22 +255,68 @@ int RunSandboxServer(int in_fd, int out_fd, int cpu, uint64_t memory_limit_mib,
     }
   }
   std::set_new_handler(OutOfMemory);
+  // Overlapped: live on the compile cores (threads MLIR starts inherit them) and
+  // visit the measuring core only to time. Otherwise everything on `cpu`.
+  const bool overlapped = !compile_cpus.empty() && cpu >= 0;
+  const std::vector<int> home = overlapped ? compile_cpus : std::vector<int>{cpu};
   if (cpu >= 0) {
-    if (absl::Status s = PinCurrentThreadToCpu(cpu); !s.ok()) {
+    if (absl::Status s = PinCurrentThreadToCpus(home); !s.ok()) {
       fprintf(stderr, "mtune sandbox: %s\n", s.ToString().c_str());
       return 2;
     }
   }
+  // Runs `work` on the measuring core; false (and `error` set) if it cannot move.
+  auto on_measuring_core = [&](const std::function<void()>& work, std::string* error) {
+    if (overlapped) {
+      if (absl::Status s = PinCurrentThreadToCpu(cpu); !s.ok()) {
+        *error = s.ToString();
+        return false;
+      }
+    }
+    work();
+    if (overlapped) {
+      if (absl::Status s = PinCurrentThreadToCpus(home); !s.ok()) {
+        *error = s.ToString();
+        return false;
+      }
+    }
+    return true;
+  };
   Measurer measurer;  // lives across requests: it caches operands and references
   if (!WriteAll(out_fd, &kSandboxReady, 1)) return 1;
   mtune::v1::SandboxRequest request;
   while (ReadMessage(in_fd, &request)) {
     mtune::v1::SandboxResponse response;
+    std::string error;
+    bool moved = true;
     if (request.has_measure()) {
-      *response.mutable_result() = measurer.Measure(request.measure(), request.calibration(),
-                                                    test_inject_fault);
+      moved = on_measuring_core(
+          [&] {
+            *response.mutable_result() =
+                measurer.Measure(request.measure(), request.calibration(), test_inject_fault);
+          },
+          &error);
+    } else if (request.has_compile()) {
+      if (std::optional<mtune::v1::Result> failed =
+              measurer.Prepare(request.compile(), request.calibration())) {
+        *response.mutable_result() = *failed;
+      } else {
+        response.set_compiled(true);
+        response.mutable_result()->set_total_s(measurer.prepared_s());
+      }
+    } else if (request.has_measure_compiled()) {
+      moved = on_measuring_core(
+          [&] { *response.mutable_result() = measurer.MeasurePrepared(test_inject_fault); },
+          &error);
     } else {
-      *response.mutable_calibration() = Calibrate(CalibrationOptions());
+      moved = on_measuring_core(
+          [&] { *response.mutable_calibration() = Calibrate(CalibrationOptions()); }, &error);
+    }
+    if (!moved) {
+      // Never time on the wrong core: a result without a timing is a failure.
+      response.Clear();
+      response.mutable_result()->set_status(mtune::v1::RESULT_STATUS_CRASH);
+      response.mutable_result()->set_error("sandbox cannot move between cores: " + error);
     }
     if (!WriteMessage(out_fd, response)) return 1;
   }

@@ -34,8 +34,11 @@ class Sandbox {
   // Sends `request` and waits up to `timeout_s` for the answer. When the child dies
   // or runs out of time the answer is a CRASH / TIMEOUT result naming why, and the
   // next call starts a fresh child. Errors only when no child can be started.
+  // `spent_s`: seconds of the task's limit an earlier call already used (the
+  // compile half of an overlapped task): they count towards `timeout_s` and the
+  // reported time; the wait between the calls does not.
   absl::StatusOr<mtune::v1::SandboxResponse> Call(const mtune::v1::SandboxRequest& request,
-                                                  double timeout_s);
+                                                  double timeout_s, double spent_s = 0);
 
   // Measures the machine's ceilings in the child (on its pinned core).
   absl::StatusOr<mtune::v1::Calibration> Calibrate(double timeout_s = 120);
@@ -62,8 +65,12 @@ class Sandbox {
 // answering on `out_fd`, until the parent closes the pipe. Returns an exit code.
 // `test_inject_fault` (TEST ONLY, see fault_injection.h): every measurement raises
 // that fault where its kernel runs.
+// `compile_cpus` (overlapped mode, non-empty): the child runs on these cores and
+// moves to `cpu` only to calibrate, verify and time, then moves back; `compile`
+// requests compile there while another child times on `cpu`.
 int RunSandboxServer(int in_fd, int out_fd, int cpu, uint64_t memory_limit_mib = 0,
-                     const std::string& test_inject_fault = "");
+                     const std::string& test_inject_fault = "",
+                     const std::vector<int>& compile_cpus = {});
 
 // Exit code of a sandbox child in which an allocation failed (out of memory).
 inline constexpr int kSandboxOutOfMemoryExit = 86;

@@ -1,0 +1,131 @@
+// The lease window (LeaseRequest.window): a worker may hold several tasks at once
+// (it compiles the next while it times one), never more than its window; the
+// tasks held behind others get lease deadlines that allow for those; and all of
+// them go back to the queue when the worker disconnects. No RPC: the coordinator
+// itself, on a real SQLite file.
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <set>
+#include <vector>
+#include <string>
+
+#include "db/store.h"
+#include "gtest/gtest.h"
+#include "server/coordinator.h"
+
+namespace mtune::server {
+namespace {
+
+class LeaseWindow : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char dir[] = "/tmp/mtune-lease-XXXXXX";
+    ASSERT_NE(mkdtemp(dir), nullptr);
+    dir_ = dir;
+    auto store = db::Store::Open(dir_ + "/mtune.sqlite");
+    ASSERT_TRUE(store.ok()) << store.status();
+    store_ = std::move(*store);
+    CoordinatorOptions options;
+    options.task_time_limit_s = 100;
+    coordinator_ = std::make_unique<Coordinator>(store_.get(), options);
+  }
+  void TearDown() override {
+    coordinator_.reset();
+    store_.reset();
+    std::system(("rm -rf " + dir_).c_str());
+  }
+
+  std::string RegisterWorker(const std::string& name) {
+    mtune::v1::RegisterRequest request;
+    request.set_name(name);
+    request.mutable_target()->set_id("cpu:test");
+    request.mutable_target()->set_kind("cpu");
+    request.mutable_calibration()->set_peak_gflops_f32(100);
+    auto registered = coordinator_->Register(request);
+    EXPECT_TRUE(registered.ok()) << registered.status();
+    return registered.ok() ? registered->worker_id() : "";
+  }
+
+  void SubmitJob(uint32_t trials) {
+    mtune::v1::JobSpec spec;
+    spec.add_problems("matmul:m=64,n=64,k=64:f32");
+    spec.set_search("random");
+    spec.set_trials(trials);
+    spec.set_seed(1);
+    auto job = coordinator_->SubmitJob(spec);
+    ASSERT_TRUE(job.ok()) << job.status();
+  }
+
+  std::string dir_;
+  std::unique_ptr<db::Store> store_;
+  std::unique_ptr<Coordinator> coordinator_;
+};
+
+TEST_F(LeaseWindow, AWorkerHoldsUpToItsWindowAndNoMore) {
+  const std::string worker = RegisterWorker("w");
+  SubmitJob(10);
+  std::vector<mtune::v1::Task> held;
+  for (int i = 0; i < 3; ++i) {
+    auto task = coordinator_->NextTask(worker, 2, /*window=*/3);
+    ASSERT_TRUE(task.ok()) << task.status();
+    ASSERT_TRUE(task->has_value()) << "task " << i << " of a window of 3 not leased";
+    held.push_back(**task);
+  }
+  // Full: the fourth waits (nullopt after the timeout) although the queue has work.
+  auto fourth = coordinator_->NextTask(worker, 0.2, 3);
+  ASSERT_TRUE(fourth.ok());
+  EXPECT_FALSE(fourth->has_value());
+  // The one it times is the oldest; later ones may wait for those ahead of them.
+  auto workers = coordinator_->ListWorkers();
+  ASSERT_EQ(workers.size(), 1u);
+  EXPECT_EQ(workers[0].state(), "busy");
+  EXPECT_EQ(workers[0].current_task_id(), held[0].task_id());
+  const double limit = held[0].time_limit_s();
+  EXPECT_NEAR(held[2].lease_deadline_unix_s() - held[0].lease_deadline_unix_s(), 2 * limit, 1.0);
+
+  // A report frees one place in the window.
+  mtune::v1::ReportResultRequest report;
+  report.set_worker_id(worker);
+  report.set_task_id(held[0].task_id());
+  report.mutable_result()->set_status(mtune::v1::RESULT_STATUS_COMPILE_ERROR);
+  report.mutable_result()->set_error("test");
+  ASSERT_TRUE(coordinator_->ReportResult(report).ok());
+  auto next = coordinator_->NextTask(worker, 2, 3);
+  ASSERT_TRUE(next.ok());
+  EXPECT_TRUE(next->has_value());
+}
+
+TEST_F(LeaseWindow, WindowOneIsTheOriginalOneTaskAtATime) {
+  const std::string worker = RegisterWorker("w");
+  SubmitJob(10);
+  auto first = coordinator_->NextTask(worker, 2, /*window=*/0);  // 0 from an old worker
+  ASSERT_TRUE(first.ok() && first->has_value());
+  auto second = coordinator_->NextTask(worker, 0.2, 0);
+  ASSERT_TRUE(second.ok());
+  EXPECT_FALSE(second->has_value());
+}
+
+TEST_F(LeaseWindow, EveryHeldTaskIsRequeuedWhenTheWorkerDisconnects) {
+  const std::string a = RegisterWorker("a");
+  SubmitJob(4);
+  std::set<int64_t> held;
+  for (int i = 0; i < 2; ++i) {
+    auto task = coordinator_->NextTask(a, 2, 2);
+    ASSERT_TRUE(task.ok() && task->has_value());
+    held.insert((*task)->task_id());
+  }
+  coordinator_->WorkerDisconnected(a);
+  // Another worker gets them back (re-queued at the front), before new ones.
+  const std::string b = RegisterWorker("b");
+  std::set<int64_t> again;
+  for (int i = 0; i < 2; ++i) {
+    auto task = coordinator_->NextTask(b, 2, 2);
+    ASSERT_TRUE(task.ok() && task->has_value());
+    again.insert((*task)->task_id());
+  }
+  EXPECT_EQ(again, held);
+}
+
+}  // namespace
+}  // namespace mtune::server
