@@ -53,6 +53,8 @@ struct Flags {
   bool onednn_plain_weights = false;
   bool quick_calibration = false;
   bool list = false;
+  // NAME=VALUE overrides of the default candidate (--trials 0 only).
+  std::vector<std::string> knobs;
 };
 
 constexpr const char* kImplementations[] = {"mtune", "onednn", "eigen"};
@@ -323,7 +325,8 @@ void PrintReport(const Flags& flags, const std::vector<ProblemReport>& reports,
               !flags.db.empty() ? absl::StrCat("best in ", flags.db).c_str()
               : flags.trials > 0
                   ? absl::StrFormat("tuned here, %d %s trials per problem", flags.trials, flags.search).c_str()
-                  : "template default (--trials 0)");
+                  : flags.knobs.empty() ? "template default (--trials 0)"
+                                       : "template default with --knob overrides (--trials 0)");
   std::printf("each figure: median over %d interleaved rounds of the median of %d timed "
               "repetitions (>= %.2f s per round); GB/s = compulsory bytes\n\n",
               flags.rounds, kRepetitionsPerRound, flags.min_time_s);
@@ -441,6 +444,16 @@ absl::Status GetMtuneKernels(const Flags& flags, const mtune::v1::Calibration& c
     }
     return absl::OkStatus();
   }
+  // --knob overrides, checked against each problem's template when it is resolved.
+  std::map<std::string, std::string> knobs;
+  if (!flags.knobs.empty() && flags.trials != 0)
+    return absl::InvalidArgumentError("--knob sets the default candidate: it needs --trials 0");
+  for (const std::string& knob : flags.knobs) {
+    const size_t eq = knob.find('=');
+    if (eq == std::string::npos || eq == 0)
+      return absl::InvalidArgumentError(absl::StrCat("--knob '", knob, "': want NAME=VALUE"));
+    knobs[knob.substr(0, eq)] = knob.substr(eq + 1);
+  }
   worker::Measurer measurer;
   TuneOptions options;
   options.trials = flags.trials;
@@ -450,7 +463,7 @@ absl::Status GetMtuneKernels(const Flags& flags, const mtune::v1::Calibration& c
   for (size_t i = 0; i < reports.size(); ++i) {
     ProblemReport& r = reports[i];
     if (flags.trials == 0) {
-      auto kernel = DefaultKernel(r.problem);
+      auto kernel = DefaultKernel(r.problem, knobs);
       if (absl::IsNotFound(kernel.status())) {
         no_template(r, kernel.status());
       } else if (!kernel.ok()) {
@@ -592,7 +605,13 @@ int main(int argc, char** argv) {
                "them pick a layout (reordered once, untimed)");
   app.add_flag("--quick-calibration", flags.quick_calibration,
                "a short, less precise calibration (for smoke tests)");
+  auto* knob = app.add_option("--knob", flags.knobs,
+                              "NAME=VALUE (repeatable): with --trials 0, the default candidate with "
+                              "these knobs changed, for every problem (a knob its template lacks is "
+                              "an error in that row); compare two candidates across runs by their "
+                              "mt/dnn ratios");
   db->excludes(app.get_option("--trials"));
+  db->excludes(knob);
   CLI11_PARSE(app, argc, argv);
 
   char program[] = "mtune-bench-families";

@@ -170,16 +170,19 @@ absl::Status TuneProblem(const strategies::Problem& problem, const TuneOptions& 
   return absl::OkStatus();
 }
 
-absl::StatusOr<BestKernel> DefaultKernel(const strategies::Problem& problem) {
+absl::StatusOr<BestKernel> DefaultKernel(const strategies::Problem& problem,
+                                         const std::map<std::string, std::string>& knobs) {
   // Checked first so that "no template" is NotFound whatever ResolveCandidate says.
   auto tpl = strategies::DefaultTemplateFor(problem.family);
   if (!tpl.ok()) return tpl.status();
   client::MeasureRequest request;
   request.problem = problem.Key();
+  request.knobs = knobs;
   auto resolved = client::ResolveCandidate(request);
   if (!resolved.ok()) return resolved.status();
   return BestKernel{resolved->script, strategies::ValuesOf(resolved->candidate), 0,
-                    absl::StrCat("template default (", resolved->candidate.template_name(), ")")};
+                    absl::StrCat(knobs.empty() ? "template default (" : "given knobs (",
+                                 resolved->candidate.template_name(), ")")};
 }
 
 absl::StatusOr<std::vector<std::optional<BestKernel>>> LoadBestKernels(

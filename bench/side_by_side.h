@@ -71,8 +71,11 @@ absl::Status TuneProblem(const strategies::Problem& problem, const TuneOptions& 
                          TuningStats& stats);
 
 // The default template's default candidate for `problem` (knobs' defaults, else
-// their first option), instantiated. NotFound when the family has no template.
-absl::StatusOr<BestKernel> DefaultKernel(const strategies::Problem& problem);
+// their first option), with `knobs` (name -> value) overriding those defaults,
+// instantiated. NotFound when the family has no template; InvalidArgument for a knob
+// the template does not have or a value outside its options.
+absl::StatusOr<BestKernel> DefaultKernel(const strategies::Problem& problem,
+                                         const std::map<std::string, std::string>& knobs = {});
 
 // For each problem, the best OK result `path` holds (exported best-strategy database,
 // a row tuned on this CPU model preferred; or a coordinator store, any target), or

@@ -334,6 +334,53 @@ TEST(KnobSpace, DivisibilityBetweenWordsAndNonUtf8TextAreErrors) {
   EXPECT_NE(bytes.status().message().find("UTF-8"), std::string::npos) << bytes.status();
 }
 
+// The transformation choices of issue 3 that copy_tiled and reduce_tiled offer as
+// alternatives: their labels and the template defaults (the defaults were measured
+// side by side; see the templates' header comments).
+TEST(KnobSpace, CopyAndReduceTemplatesOfferPeelingSplitReductionAndUnrolling) {
+  auto find = [](const KnobSpace& space, const std::string& name) -> const KnobSpec* {
+    for (const KnobSpec& k : space.knobs)
+      if (k.name == name) return &k;
+    return nullptr;
+  };
+  auto transpose = ParseProblemKey("transpose_2d:m=37,n=45:f32");
+  ASSERT_TRUE(transpose.ok());
+  auto copy_tpl = FindTemplate("copy_tiled");
+  ASSERT_TRUE(copy_tpl.ok()) << copy_tpl.status();
+  auto copy_space = ExtractKnobSpace(copy_tpl->text, *transpose);
+  ASSERT_TRUE(copy_space.ok()) << copy_space.status();
+  const KnobSpec* edge = find(*copy_space, "edge_tiles");
+  ASSERT_NE(edge, nullptr);
+  EXPECT_TRUE(edge->is_alternatives);
+  EXPECT_EQ(edge->options, (std::vector<std::string>{"masked", "padded", "peeled"}));
+  EXPECT_EQ(edge->default_value, "padded");
+  const KnobSpec* unroll = find(*copy_space, "unroll_c");
+  ASSERT_NE(unroll, nullptr);
+  EXPECT_EQ(unroll->options, (std::vector<std::string>{"1", "2", "4"}));
+  EXPECT_EQ(unroll->default_value, "1");
+
+  auto rows = ParseProblemKey("reduce_rows_2d:m=1023,n=1025:f32");
+  ASSERT_TRUE(rows.ok());
+  auto reduce_tpl = FindTemplate("reduce_tiled");
+  ASSERT_TRUE(reduce_tpl.ok()) << reduce_tpl.status();
+  auto reduce_space = ExtractKnobSpace(reduce_tpl->text, *rows);
+  ASSERT_TRUE(reduce_space.ok()) << reduce_space.status();
+  const KnobSpec* split = find(*reduce_space, "split_reduction");
+  ASSERT_NE(split, nullptr);
+  EXPECT_TRUE(split->is_alternatives);
+  EXPECT_EQ(split->options, (std::vector<std::string>{"none", "4", "8", "16", "32"}));
+  EXPECT_EQ(split->default_value, "8");
+  // Every split instantiates (the helper sequences travel with the script).
+  for (const std::string& option : split->options) {
+    KnobValues values = *reduce_space->Defaults();
+    values["split_reduction"] = option;
+    auto script = Instantiate(reduce_tpl->text, *rows, values);
+    ASSERT_TRUE(script.ok()) << option << ": " << script.status();
+    if (option != "none")
+      EXPECT_NE(script->find("tile_reduction_using_for"), std::string::npos) << option;
+  }
+}
+
 TEST(TemplateInstantiator, SplicedScriptsEqualInstantiateForEveryBuiltinTemplate) {
   for (const auto& [key, name] : std::vector<std::pair<std::string, std::string>>{
            {"matmul:m=96,n=80,k=64:f32", "matmul_2level"},

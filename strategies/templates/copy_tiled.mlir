@@ -2,8 +2,8 @@
 // mtune-family: copy_2d, transpose_2d
 //
 // The op is tiled by tile_r x tile_c (loops over rows, then columns) and each tile is
-// vectorized at exactly that shape; masked transfers or padding (`edge_tiles`) handle
-// partial tiles at the edges, so any m, n works. A transpose tile becomes a vector.transpose, lowered
+// vectorized at exactly that shape; masked transfers, padding or peeling (`edge_tiles`)
+// handle partial tiles at the edges, so any m, n works. A transpose tile becomes a vector.transpose, lowered
 // by the `transpose_lowering` alternative; `transfer_rank` picks the rank of the
 // transfers left after lowering.
 module attributes {transform.with_named_sequence} {
@@ -17,23 +17,112 @@ module attributes {transform.with_named_sequence} {
     // static shape. Padding keeps a transpose tile an unmasked permuted read, which
     // becomes a vector.transpose the `transpose_lowering` choice applies to; with
     // masks the permutation is lowered element by element whatever that choice.
-    transform.tune.alternatives<"edge_tiles"> selected_region = 1 attributes {mtune.labels = ["masked", "padded"]} {
+    transform.tune.alternatives<"edge_tiles"> selected_region = 1 attributes {mtune.labels = ["masked", "padded", "peeled"]} {
       transform.structured.vectorize %tiled vector_sizes [%tr, %tc] : !transform.any_op, !transform.param<i64>, !transform.param<i64>
     }, {
-      %padded, %pad, %copy = transform.structured.pad %tiled pad_to_multiple_of [%tr, %tc] {
-          padding_dimensions = [0, 1], copy_back_op = "none"
-        } : (!transform.any_op, !transform.param<i64>, !transform.param<i64>) -> (!transform.any_op, !transform.any_op, !transform.any_op)
-      transform.structured.vectorize %padded : !transform.any_op
-      %func = transform.structured.match ops{["func.func"]} in %root : (!transform.any_op) -> !transform.any_op
-      transform.apply_patterns to %func {
-        transform.apply_patterns.linalg.pad_vectorization
-        transform.apply_patterns.canonicalization
-        transform.apply_patterns.tensor.fold_tensor_subset_ops_into_vector_transfers
-      } : !transform.any_op
+      // Padded; with tile_r = 1 the tiles are masked instead: an unmasked 1-row
+      // transpose tile makes the final pattern set loop (see `peeled` below; transpose
+      // 37x45 with 1x8 padded tiles ran past 120 s). Each branch is a sequence that
+      // stops at a failed check, nested in one that suppresses that failure.
+      %one = transform.param.constant 1 : i64 -> !transform.param<i64>
+      transform.sequence %root : !transform.any_op failures(suppress) {
+      ^bb0(%r: !transform.any_op):
+        transform.sequence %r : !transform.any_op failures(propagate) {
+        ^bb1(%r2: !transform.any_op):
+          transform.match.param.cmpi gt %tr, %one : !transform.param<i64>
+          %padded, %pad, %copy = transform.structured.pad %tiled pad_to_multiple_of [%tr, %tc] {
+              padding_dimensions = [0, 1], copy_back_op = "none"
+            } : (!transform.any_op, !transform.param<i64>, !transform.param<i64>) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+          transform.structured.vectorize %padded : !transform.any_op
+          %func = transform.structured.match ops{["func.func"]} in %r2 : (!transform.any_op) -> !transform.any_op
+          transform.apply_patterns to %func {
+            transform.apply_patterns.linalg.pad_vectorization
+            transform.apply_patterns.canonicalization
+            transform.apply_patterns.tensor.fold_tensor_subset_ops_into_vector_transfers
+          } : !transform.any_op
+        }
+      }
+      transform.sequence %root : !transform.any_op failures(suppress) {
+      ^bb0(%r: !transform.any_op):
+        transform.sequence %r : !transform.any_op failures(propagate) {
+        ^bb1(%r2: !transform.any_op):
+          transform.match.param.cmpi le %tr, %one : !transform.param<i64>
+          transform.structured.vectorize %tiled vector_sizes [%tr, %tc] : !transform.any_op, !transform.param<i64>, !transform.param<i64>
+        }
+      }
+    }, {
+      // Peeled: masked vectorization first (explicit vector sizes, so the dynamic
+      // tile shapes need no canonicalization before it), then each tile loop is
+      // split into a main loop of full tiles and a remainder loop of the partial
+      // one (columns first, then rows: the row remainder gets both column loops).
+      // In the main loops the tile sizes become constants, so the canonicalization
+      // after bufferization folds their masks to all-true and removes them: full
+      // tiles are plain (and, for a transpose, permuted) transfers; only remainder
+      // tiles keep masks. (Canonicalizing here instead fails: it folds
+      // single-iteration loops that the tiling loop handles still track.) A loop whose
+      // step divides its range is not peeled (loop.peel fails silenceably on it, and
+      // that failure is suppressed).
+      //
+      // Not with tile_r = 1: an unmasked 1-row transpose tile becomes a unit-dim
+      // shape_cast on which the final pattern set (lower_shape_cast with
+      // canonicalization) never converges (the interpreter ran past 120 s and 16 GB
+      // on transpose 37x45). The cmpi check fails for tile_r = 1, which skips the
+      // peeling (failure suppressed): those candidates are the masked ones.
+      // The loops come from the tile, not from %loops: a use of %loops here would keep
+      // those handles alive through the other regions, and the padded region's
+      // canonicalization (which folds single-iteration loops) would then fail to
+      // update them.
+      %col_loop = transform.get_parent_op %tiled {op_name = "scf.for"} : (!transform.any_op) -> !transform.any_op
+      %row_loop = transform.get_parent_op %col_loop {op_name = "scf.for"} : (!transform.any_op) -> !transform.any_op
+      transform.structured.vectorize %tiled vector_sizes [%tr, %tc] : !transform.any_op, !transform.param<i64>, !transform.param<i64>
+      %one = transform.param.constant 1 : i64 -> !transform.param<i64>
+      // (A sequence that propagates failures inside one that suppresses them: a
+      // suppressing sequence goes on after a failed op.)
+      transform.sequence %root : !transform.any_op failures(suppress) {
+      ^bb0(%unused: !transform.any_op):
+        transform.sequence %unused : !transform.any_op failures(propagate) {
+        ^bb1(%unused2: !transform.any_op):
+          transform.match.param.cmpi gt %tr, %one : !transform.param<i64>
+          %cols = transform.cast %col_loop : !transform.any_op to !transform.op<"scf.for">
+          transform.sequence %cols : !transform.op<"scf.for"> failures(suppress) {
+          ^bb0(%l: !transform.op<"scf.for">):
+            %main, %rest = transform.loop.peel %l : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+          }
+          %rows = transform.cast %row_loop : !transform.any_op to !transform.op<"scf.for">
+          transform.sequence %rows : !transform.op<"scf.for"> failures(suppress) {
+          ^bb0(%l: !transform.op<"scf.for">):
+            %main, %rest = transform.loop.peel %l : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+          }
+        }
+      }
+    }
+    // Unrolling of vector ops to a target shape. The target shape is the tile
+    // (tile_r x tile_c: every vector op of a full tile has exactly that shape); the
+    // loops over column tiles (the nearest loops around the tiles' transfer_writes:
+    // with peeled tiles, main and remainder loops alike) are unrolled by U, so U such
+    // ops and their transfers are independent in one iteration: register-level
+    // tiling followed by `transform.loop.unroll` (a trip count that U does not divide
+    // gets an epilogue loop). MLIR 22 has no transform op for the vector dialect's
+    // own unroll patterns (vector::populateVectorUnrollPatterns takes a C++
+    // native-shape callback); lower_transfer and lower_shape_cast below then split
+    // each n-D op into 1-D rows, which LLVM splits into 512-bit registers.
+    // Not with tile_r = 1 (unroll_c is then a no-op): unrolled 1-row transpose tiles
+    // get static, unmasked and hit the non-converging pattern set described at
+    // `peeled` (transpose 37x45, tile 1x8, U = 4 hung with every edge_tiles choice).
+    transform.tune.alternatives<"unroll_c"> selected_region = 0 attributes {mtune.labels = ["1", "2", "4"]} {
+    }, {
+      transform.include @unroll_column_loops_by_2 failures(propagate) (%root, %tr) : (!transform.any_op, !transform.param<i64>) -> ()
+    }, {
+      transform.include @unroll_column_loops_by_4 failures(propagate) (%root, %tr) : (!transform.any_op, !transform.param<i64>) -> ()
     }
     %bufferized = transform.bufferization.one_shot_bufferize %root {memcpy_op = "linalg.copy"} : (!transform.any_op) -> !transform.any_op
     %kernel = transform.structured.match ops{["func.func"]} in %bufferized : (!transform.any_op) -> !transform.any_op
     transform.apply_cse to %kernel : !transform.any_op
+    // Folds the constant masks of peeled full tiles (no change to the IR of masked
+    // or padded tiles: checked on 1024^2, 37x45, 1023x1025).
+    transform.apply_patterns to %kernel {
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
     // A transpose tile is vectorized into a transfer_read with a permutation map;
     // make that an explicit vector.transpose first, or no transpose lowering applies.
     transform.apply_patterns to %kernel {
@@ -73,6 +162,42 @@ module attributes {transform.with_named_sequence} {
       transform.apply_patterns.vector.lower_shape_cast
       transform.apply_patterns.canonicalization
     } : !transform.any_op
+    transform.yield
+  }
+  // unroll_c = 2: unrolls the loops around the tiles' transfer_writes when tile_r > 1
+  // (a sequence that propagates failures, so a failed check skips the unrolling,
+  // inside one that suppresses the failure).
+  transform.named_sequence @unroll_column_loops_by_2(%root: !transform.any_op {transform.readonly},
+      %tr: !transform.param<i64> {transform.readonly}) {
+    %one = transform.param.constant 1 : i64 -> !transform.param<i64>
+    transform.sequence %root : !transform.any_op failures(suppress) {
+    ^bb0(%r: !transform.any_op):
+      transform.sequence %r : !transform.any_op failures(propagate) {
+      ^bb1(%r2: !transform.any_op):
+        transform.match.param.cmpi gt %tr, %one : !transform.param<i64>
+        %writes = transform.structured.match ops{["vector.transfer_write"]} in %r2 : (!transform.any_op) -> !transform.any_op
+        %col_loops = transform.get_parent_op %writes {op_name = "scf.for", deduplicate} : (!transform.any_op) -> !transform.any_op
+        transform.loop.unroll %col_loops {factor = 2} : !transform.any_op
+      }
+    }
+    transform.yield
+  }
+  // unroll_c = 4: unrolls the loops around the tiles' transfer_writes when tile_r > 1
+  // (a sequence that propagates failures, so a failed check skips the unrolling,
+  // inside one that suppresses the failure).
+  transform.named_sequence @unroll_column_loops_by_4(%root: !transform.any_op {transform.readonly},
+      %tr: !transform.param<i64> {transform.readonly}) {
+    %one = transform.param.constant 1 : i64 -> !transform.param<i64>
+    transform.sequence %root : !transform.any_op failures(suppress) {
+    ^bb0(%r: !transform.any_op):
+      transform.sequence %r : !transform.any_op failures(propagate) {
+      ^bb1(%r2: !transform.any_op):
+        transform.match.param.cmpi gt %tr, %one : !transform.param<i64>
+        %writes = transform.structured.match ops{["vector.transfer_write"]} in %r2 : (!transform.any_op) -> !transform.any_op
+        %col_loops = transform.get_parent_op %writes {op_name = "scf.for", deduplicate} : (!transform.any_op) -> !transform.any_op
+        transform.loop.unroll %col_loops {factor = 4} : !transform.any_op
+      }
+    }
     transform.yield
   }
 }
