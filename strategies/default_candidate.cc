@@ -70,8 +70,18 @@ std::optional<KnobValues> DefaultCandidate(const KnobSpace& space) {
     return option > base_position[knob] ? option - base_position[knob]
                                         : base_position[knob] - option;
   };
-  // One changed knob, then two: the spaces are small (tens of knobs, tens of options).
-  for (size_t changed = 1; changed <= 2; ++changed) {
+  // One changed knob, then two. Built-in spaces are small (tens of knobs, tens of
+  // options); a submitted template could make the pairs explode, so pairs are only
+  // tried when there are at most kMaxPairs of them.
+  constexpr uint64_t kMaxPairs = 100000;
+  uint64_t pairs = 0, singles = 0;
+  for (const KnobSpec& knob : space.knobs) {
+    const uint64_t others = knob.options.empty() ? 0 : knob.options.size() - 1;
+    pairs += singles * others;
+    singles += others;
+    if (pairs > kMaxPairs) break;
+  }
+  for (size_t changed = 1; changed <= (pairs <= kMaxPairs ? 2 : 1); ++changed) {
     std::vector<Change> changes;
     for (size_t a = n; a-- > 0;) {
       const KnobSpec& ka = space.knobs[a];

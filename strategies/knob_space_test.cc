@@ -189,6 +189,43 @@ TEST(DefaultCandidate, TakesTheNearestOptionThenTheNearestValidCandidate) {
   EXPECT_EQ(DefaultCandidate(*space), (KnobValues{{"tk", "64"}, {"a", "8"}, {"b", "4"}}));
 }
 
+TEST(DefaultCandidate, RepairsTwoKnobsButGivesUpOnHugePairSpaces) {
+  auto problem = ParseProblemKey("matmul:m=64,n=64,k=64:f32");
+  ASSERT_TRUE(problem.ok());
+  // Knobs a, b (and c) default to their last option; the constraint a + b <= 2
+  // needs both a and b changed.
+  auto space_with = [&](int options, bool third_knob) {
+    std::string list;
+    for (int i = 1; i <= options; ++i) list += (i > 1 ? ", " : "") + std::to_string(i);
+    const std::string knob = " = " + std::to_string(options) + " from options = [" + list +
+                             "] -> !transform.param<i64>\n";
+    std::string text = R"mlir(module attributes {transform.with_named_sequence} {
+  transform.named_sequence @__transform_main(%r: !transform.any_op {transform.readonly}) {
+)mlir";
+    text += "    %a = transform.tune.knob<\"a\">" + knob;
+    text += "    %b = transform.tune.knob<\"b\">" + knob;
+    if (third_knob) text += "    %c = transform.tune.knob<\"c\">" + knob;
+    text += R"mlir(    transform.smt.constrain_params(%a, %b) : (!transform.param<i64>, !transform.param<i64>) -> () {
+    ^bb0(%x: !smt.int, %y: !smt.int):
+      %s = smt.int.add %x, %y
+      %limit = smt.int.constant 2
+      %ok = smt.int.cmp le %s, %limit
+      smt.assert %ok
+    }
+    transform.yield
+  }
+})mlir";
+    return ExtractKnobSpace(text, *problem);
+  };
+  auto small = space_with(4, false);
+  ASSERT_TRUE(small.ok()) << small.status();
+  EXPECT_EQ(DefaultCandidate(*small), (KnobValues{{"a", "1"}, {"b", "1"}}));
+  // 3 knobs of 400 options: about 480,000 pairs, more than the repair tries.
+  auto huge = space_with(400, true);
+  ASSERT_TRUE(huge.ok()) << huge.status();
+  EXPECT_FALSE(DefaultCandidate(*huge).has_value());
+}
+
 TEST(KnobSpace, SmtConstraintsMtuneCannotEvaluateAreClearErrors) {
   auto problem = ParseProblemKey("matmul:m=8,n=8,k=8:f32");
   auto with_body = [](const std::string& body) {
