@@ -4,6 +4,10 @@
 // (a crash or hang costs one row, not the run), in a seeded random order so that
 // slow drifts of a noisy machine spread over the space instead of biasing a region.
 // An existing --out file is resumed: rows already there are not measured again.
+// `--confirm-top N` then measures the N best candidates again (`--confirm-rounds`
+// more times each, in interleaved rounds) and appends those rows: on a noisy
+// machine one lucky timing would otherwise make a table's optimum a needle that no
+// search can be expected to find (readers take the median of a candidate's rows).
 #include <unistd.h>
 
 #include <algorithm>
@@ -62,6 +66,8 @@ int main(int argc, char** argv) {
   int cpu = 1;
   double min_time_s = 0.05, time_limit_s = 60;
   uint64_t limit = 0, seed = 1;
+  size_t confirm_top = 0;
+  int confirm_rounds = 2;
   bool calibrate = true;
   app.add_option("--problem", problem_key, "problem key, e.g. matmul:m=256,n=256,k=256:f32 (required)");
   app.add_option("--template", template_name, "built-in template (default: the family's)");
@@ -75,6 +81,13 @@ int main(int argc, char** argv) {
   app.add_option("--limit", limit, "measure at most this many new candidates (0: all)");
   app.add_option("--seed", seed, "seed of the measuring order")->capture_default_str();
   app.add_flag("!--no-calibrate", calibrate, "skip calibration (no roofline figures)");
+  app.add_option("--confirm-top", confirm_top,
+                 "after the sweep, measure the N best OK candidates again (0: none)")
+      ->capture_default_str();
+  app.add_option("--confirm-rounds", confirm_rounds,
+                 "extra measurements of each confirmed candidate, in interleaved rounds")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 20));
   bool sandbox_mode = false;
   int sandbox_cpu = -1;
   app.add_flag("--sandbox", sandbox_mode)->group("");
@@ -171,11 +184,9 @@ int main(int argc, char** argv) {
   const size_t goal = limit == 0 ? todo : std::min<size_t>(todo, limit);
   fprintf(stderr, "mtune-ground-truth: %s: %zu valid candidates of %llu, %zu already measured, measuring %zu\n",
           problem->Key().c_str(), order.size(), static_cast<unsigned long long>(size), done.size(), goal);
-  const auto start = Clock::now();
-  size_t measured = 0;
-  for (uint64_t index : order) {
-    if (measured == goal) break;
-    if (done.contains(index)) continue;
+  // Measures one candidate in the sandbox and appends its row; false (after saying
+  // why) when the sandbox itself fails.
+  auto measure = [&](uint64_t index) -> bool {
     auto values = mtune::search::ValuesFromPoint(space, mtune::search::PointAtIndex(space, index));
     mtune::v1::SandboxRequest request;
     auto* task = request.mutable_measure();
@@ -193,7 +204,10 @@ int main(int argc, char** argv) {
       task->set_min_measure_s(min_time_s);
       *request.mutable_calibration() = calibration;
       auto response = sandbox.Call(request, time_limit_s);
-      if (!response.ok()) return Fail(std::string(response.status().message()));
+      if (!response.ok()) {
+        Fail(std::string(response.status().message()));
+        return false;
+      }
       const auto& r = response->result();
       row.status = mtune::v1::ResultStatus_Name(r.status()).substr(strlen("RESULT_STATUS_"));
       row.median_s = r.timing().median_s();
@@ -202,6 +216,14 @@ int main(int argc, char** argv) {
     }
     file << mtune::bench::FormatRow(row) << "\n";
     file.flush();
+    return true;
+  };
+  const auto start = Clock::now();
+  size_t measured = 0;
+  for (uint64_t index : order) {
+    if (measured == goal) break;
+    if (done.contains(index)) continue;
+    if (!measure(index)) return 1;
     ++measured;
     if (measured % 10 == 0 || measured == goal) {
       const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
@@ -213,5 +235,37 @@ int main(int argc, char** argv) {
   if (measured > 0)
     fprintf(stderr, "mtune-ground-truth: %zu candidates in %.0f s: %.2f candidates per second (one sandbox)\n",
             measured, elapsed, measured / elapsed);
+  if (confirm_top == 0) return 0;
+  if (measured < goal || (limit != 0 && goal < todo))
+    return Fail("--confirm-top needs the whole space measured first (drop --limit or resume)");
+
+  // The N best OK candidates by their figures so far; each is measured again until
+  // it has 1 + confirm_rounds rows (a resumed confirmation goes on where it stopped).
+  file.close();
+  auto table = mtune::bench::ReadGroundTruth(out);
+  if (!table.ok()) return Fail(std::string(table.status().message()));
+  std::vector<const mtune::bench::GroundTruthRow*> ok;
+  for (const auto& row : table->rows)
+    if (row.status == "OK") ok.push_back(&row);
+  std::stable_sort(ok.begin(), ok.end(), [](const auto* a, const auto* b) { return a->gflops > b->gflops; });
+  ok.resize(std::min(ok.size(), confirm_top));
+  file.open(out, std::ios::app);
+  if (!file) return Fail("cannot write " + out);
+  size_t pending = 0;
+  for (const auto* row : ok) pending += std::max(0, 1 + confirm_rounds - row->measurements);
+  if (pending == 0) return 0;
+  file << "# confirm: the " << ok.size() << " best candidates measured " << confirm_rounds
+       << " more times, in rounds; a candidate's figures are the medians of its rows (" << Today() << ")\n";
+  fprintf(stderr, "mtune-ground-truth: confirming the %zu best candidates: %zu more measurements\n", ok.size(),
+          pending);
+  size_t confirmed = 0;
+  for (int round = 1; round <= confirm_rounds; ++round) {
+    for (const auto* row : ok) {
+      if (row->measurements > round) continue;
+      if (!measure(row->index)) return 1;
+      if (++confirmed % 10 == 0 || confirmed == pending)
+        fprintf(stderr, "mtune-ground-truth: %zu/%zu confirming measurements\n", confirmed, pending);
+    }
+  }
   return 0;
 }

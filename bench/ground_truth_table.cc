@@ -1,6 +1,8 @@
 #include "bench/ground_truth_table.h"
 
+#include <algorithm>
 #include <fstream>
+#include <map>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -46,6 +48,40 @@ absl::StatusOr<std::vector<std::string>> SplitCsv(const std::string& line) {
   }
   if (quoted) return absl::InvalidArgumentError("unterminated quote");
   return fields;
+}
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// One row per candidate: a candidate's status is that of its first row (the sweep),
+// its figures the medians over its OK rows.
+std::vector<GroundTruthRow> MergeRepeats(std::vector<GroundTruthRow> rows) {
+  std::vector<GroundTruthRow> merged;
+  std::map<uint64_t, size_t> slot;
+  std::vector<std::vector<double>> times, gflops;
+  for (GroundTruthRow& row : rows) {
+    auto [it, first] = slot.emplace(row.index, merged.size());
+    if (first) {
+      merged.push_back(row);
+      times.emplace_back();
+      gflops.emplace_back();
+    } else {
+      ++merged[it->second].measurements;
+    }
+    if (row.status == "OK") {
+      times[it->second].push_back(row.median_s);
+      gflops[it->second].push_back(row.gflops);
+    }
+  }
+  for (size_t i = 0; i < merged.size(); ++i) {
+    if (merged[i].measurements == 1 || times[i].empty()) continue;
+    merged[i].median_s = Median(times[i]);
+    merged[i].gflops = Median(gflops[i]);
+  }
+  return merged;
 }
 
 }  // namespace
@@ -116,6 +152,7 @@ absl::StatusOr<GroundTruthTable> ReadGroundTruth(const std::string& path) {
   auto space = ParseSpace(knobs->second);
   if (!space.ok()) return absl::InvalidArgumentError(absl::StrCat(path, ": ", space.status().message()));
   table.space = *std::move(space);
+  table.rows = MergeRepeats(std::move(table.rows));
   const uint64_t size = search::SpaceSize(table.space);
   for (const GroundTruthRow& row : table.rows)
     if (row.index >= size)

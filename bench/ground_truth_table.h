@@ -7,7 +7,9 @@
 // then one row per measured candidate:
 //   index,candidate,status,median_s,gflops,compile_s
 // where index is the candidate's mixed-radix index in the space (last knob fastest)
-// and candidate its canonical JSON (CSV-quoted).
+// and candidate its canonical JSON (CSV-quoted). A candidate may have several rows:
+// mtune-ground-truth's confirmation pass measures the best ones again, so that the
+// table's optimum is not one lucky timing on a noisy machine. Reading merges them.
 #pragma once
 
 #include <cstdint>
@@ -30,6 +32,9 @@ struct GroundTruthRow {
   double median_s = 0;
   double gflops = 0;
   double compile_s = 0;
+  // Rows merged into this one by ReadGroundTruth (1 unless the candidate was
+  // measured again); median_s and gflops are then the medians over its OK rows.
+  int measurements = 1;
 };
 
 struct GroundTruthTable {
@@ -48,7 +53,8 @@ absl::StatusOr<search::Space> ParseSpace(const std::string& text);
 std::string FormatRow(const GroundTruthRow& row);
 inline constexpr const char* kGroundTruthColumns = "index,candidate,status,median_s,gflops,compile_s";
 
-// Reads a table; InvalidArgument naming the line for malformed input.
+// Reads a table, one row per candidate in order of first appearance (repeated
+// measurements merged); InvalidArgument naming the line for malformed input.
 absl::StatusOr<GroundTruthTable> ReadGroundTruth(const std::string& path);
 
 }  // namespace mtune::bench
