@@ -133,6 +133,36 @@ TEST(Model, CustomFeaturesAreUsed) {
   EXPECT_GT(calls, 20);
 }
 
+// The first model comes after ~1% of the space (at least 4, at most initial_random)
+// random points: a 300-point space's whole budget may be 15 trials.
+TEST(Model, InitialRandomDesignScalesWithTheSpace) {
+  auto features_computed_after = [](const Space& space, size_t trials) {
+    SearchOptions options;
+    int calls = 0;
+    options.features = [&](const Point& p) {
+      ++calls;
+      return std::vector<double>{double(p[0]), double(p[1])};
+    };
+    auto search = MakeSearch("model", space, options);
+    EXPECT_TRUE(search.ok()) << search.status();
+    for (size_t done = 0; done < trials;) {
+      std::vector<Observation> results;
+      for (const Point& p : (*search)->Propose(4)) results.push_back({p, true, 1.0 + p[0] + p[1]});
+      done += results.size();
+      (*search)->Observe(results);
+    }
+    return calls;
+  };
+  Space small;  // 300 points
+  small.knobs.push_back({"a", {"1", "2", "4", "8", "16", "32"}});
+  small.knobs.push_back({"b", {"1", "2", "4", "8", "16"}});
+  small.knobs.push_back({"c", {"x", "y", "z", "w", "v", "u", "t", "s", "r", "q"}});
+  EXPECT_EQ(features_computed_after(small, 4), 0);
+  EXPECT_GT(features_computed_after(small, 8), 0);
+  EXPECT_EQ(features_computed_after(TileSpace(), 12), 0);  // 15625 points: 16 first
+  EXPECT_GT(features_computed_after(TileSpace(), 20), 0);
+}
+
 TEST(KnobFeatures, LogOfNumbersIndexOfWords) {
   const Space space{{{"tile", {"4", "16"}}, {"lowering", {"dot", "outerproduct"}}}};
   EXPECT_THAT(KnobFeatures(space, {1, 1}), ::testing::ElementsAre(4.0, 1.0));

@@ -46,6 +46,9 @@ class ModelSearch final : public SearchBase {
                    .max_depth = std::max<uint32_t>(options.model.max_depth, 1),
                    .seed = options.seed}) {
     params_.batch = std::max<uint32_t>(params_.batch, 1);
+    const uint64_t one_percent = SpaceSize(space) / 100;
+    initial_random_ = static_cast<uint32_t>(
+        std::clamp<uint64_t>(one_percent, std::min<uint32_t>(params_.initial_random, 4), params_.initial_random));
   }
 
   void Observe(std::span<const Observation> results) override {
@@ -60,7 +63,7 @@ class ModelSearch final : public SearchBase {
 
  protected:
   std::optional<Point> NextCandidate() override {
-    if (queue_.empty() && ok_count_ > 0 && observed_.size() >= params_.initial_random) Refill();
+    if (queue_.empty() && ok_count_ > 0 && observed_.size() >= initial_random_) Refill();
     while (!queue_.empty()) {
       Point next = std::move(queue_.front());
       queue_.pop_front();
@@ -180,6 +183,7 @@ class ModelSearch final : public SearchBase {
   }
 
   ModelParams params_;
+  uint32_t initial_random_;
   RandomSampler sampler_;
   const uint64_t max_rejections_;
   const FeatureFn features_;
