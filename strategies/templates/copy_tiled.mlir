@@ -16,8 +16,50 @@ module attributes {transform.with_named_sequence} {
     // templates derived from this one that offer 1-row tiles.
     %tr = transform.tune.knob<"tile_r"> = 16 from options = [2, 4, 8, 16] -> !transform.param<i64>
     %tc = transform.tune.knob<"tile_c"> = 16 from options = [8, 16, 32, 64] -> !transform.param<i64>
-    %tiled, %loops:2 = transform.structured.tile_using_for %op tile_sizes [%tr, %tc]
-      : (!transform.any_op, !transform.param<i64>, !transform.param<i64>) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    %nt = transform.tune.knob<"nt_stores"> = 2 from options = [0, 1, 2] -> !transform.param<i64>
+    transform.smt.constrain_params(%nt) : (!transform.param<i64>) -> () {
+    ^bb0(%v: !smt.int):
+      %m = smt.declare_fun "m" : !smt.int
+      %n = smt.declare_fun "n" : !smt.int
+      %elem = smt.declare_fun "elem_bytes" : !smt.int
+      %zero = smt.int.constant 0
+      %one = smt.int.constant 1
+      %two = smt.int.constant 2
+      %eight = smt.int.constant 8
+      %bytes = smt.int.mul %m, %n, %elem, %two
+      %limit = smt.int.constant 16777216
+      %big = smt.int.cmp ge %bytes, %limit
+      %nt_on = smt.int.cmp ge %v, %one
+      %big_if_nt = smt.implies %nt_on, %big
+      %m_rem = smt.int.mod %m, %eight
+      %n_rem = smt.int.mod %n, %eight
+      %m_ok = smt.eq %m_rem, %zero : !smt.int
+      %n_ok = smt.eq %n_rem, %zero : !smt.int
+      %aligned = smt.and %m_ok, %n_ok
+      %is_two = smt.eq %v, %two : !smt.int
+      %aligned_if_two = smt.implies %is_two, %aligned
+      %all = smt.and %big_if_nt, %aligned_if_two
+      smt.assert %all
+    }
+    %br = transform.tune.knob<"block_r"> = 64 from options = [32, 64, 128, 256] -> !transform.param<i64>
+    %bc = transform.tune.knob<"block_c"> = 64 from options = [32, 64, 128, 256] -> !transform.param<i64>
+    %tiled = transform.tune.alternatives<"blocking"> selected_region = 0 attributes {mtune.labels = ["none", "rows", "cols"]} -> !transform.any_op {
+      %t, %l:2 = transform.structured.tile_using_for %op tile_sizes [%tr, %tc]
+        : (!transform.any_op, !transform.param<i64>, !transform.param<i64>) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+      transform.yield %t : !transform.any_op
+    }, {
+      %b, %bl:2 = transform.structured.tile_using_for %op tile_sizes [%br, %bc]
+        : (!transform.any_op, !transform.param<i64>, !transform.param<i64>) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+      %t, %l:2 = transform.structured.tile_using_for %b tile_sizes [%tr, %tc]
+        : (!transform.any_op, !transform.param<i64>, !transform.param<i64>) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+      transform.yield %t : !transform.any_op
+    }, {
+      %b, %bl:2 = transform.structured.tile_using_for %op tile_sizes [%br, %bc] interchange = [1, 0]
+        : (!transform.any_op, !transform.param<i64>, !transform.param<i64>) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+      %t, %l:2 = transform.structured.tile_using_for %b tile_sizes [%tr, %tc]
+        : (!transform.any_op, !transform.param<i64>, !transform.param<i64>) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+      transform.yield %t : !transform.any_op
+    }
     // Partial tiles at the edges: masked transfers, or zero padding of the tile to its
     // static shape. Padding keeps a transpose tile an unmasked permuted read, which
     // becomes a vector.transpose the `transpose_lowering` choice applies to; with
@@ -167,6 +209,7 @@ module attributes {transform.with_named_sequence} {
       transform.apply_patterns.vector.lower_shape_cast
       transform.apply_patterns.canonicalization
     } : !transform.any_op
+    transform.include @nontemporal_stores failures(propagate) (%kernel, %nt) : (!transform.any_op, !transform.param<i64>) -> ()
     transform.yield
   }
   // unroll_c = 2: unrolls the loops around the tiles' transfer_writes when tile_r > 1
@@ -201,6 +244,39 @@ module attributes {transform.with_named_sequence} {
         %writes = transform.structured.match ops{["vector.transfer_write"]} in %r2 : (!transform.any_op) -> !transform.any_op
         %col_loops = transform.get_parent_op %writes {op_name = "scf.for", deduplicate} : (!transform.any_op) -> !transform.any_op
         transform.loop.unroll %col_loops {factor = 4} : !transform.any_op
+      }
+    }
+    transform.yield
+  }
+  transform.named_sequence @nontemporal_stores(%kernel: !transform.any_op {transform.readonly},
+      %nt: !transform.param<i64> {transform.readonly}) {
+    %zero = transform.param.constant 0 : i64 -> !transform.param<i64>
+    %one = transform.param.constant 1 : i64 -> !transform.param<i64>
+    transform.sequence %kernel : !transform.any_op failures(suppress) {
+    ^bb0(%k: !transform.any_op):
+      transform.sequence %k : !transform.any_op failures(propagate) {
+      ^bb1(%k2: !transform.any_op):
+        transform.match.param.cmpi gt %nt, %zero : !transform.param<i64>
+        transform.apply_patterns to %k2 {
+          transform.apply_patterns.vector.transfer_to_scf max_transfer_rank = 1 full_unroll = true
+        } : !transform.any_op
+        transform.apply_patterns to %k2 {
+          transform.apply_patterns.vector.lower_transfer max_transfer_rank = 1
+          transform.apply_patterns.canonicalization
+        } : !transform.any_op
+        %stores = transform.structured.match ops{["vector.store"]} in %k2 : (!transform.any_op) -> !transform.any_op
+        %true = transform.param.constant true -> !transform.any_param
+        transform.annotate %stores "nontemporal" = %true : !transform.any_op, !transform.any_param
+      }
+    }
+    transform.sequence %kernel : !transform.any_op failures(suppress) {
+    ^bb0(%k: !transform.any_op):
+      transform.sequence %k : !transform.any_op failures(propagate) {
+      ^bb1(%k2: !transform.any_op):
+        transform.match.param.cmpi gt %nt, %one : !transform.param<i64>
+        %stores = transform.structured.match ops{["vector.store"]} in %k2 : (!transform.any_op) -> !transform.any_op
+        %a32 = transform.param.constant 32 : i64 -> !transform.any_param
+        transform.annotate %stores "alignment" = %a32 : !transform.any_op, !transform.any_param
       }
     }
     transform.yield
