@@ -64,7 +64,9 @@ absl::StatusOr<MeasureOutcome> ResolveCandidate(const MeasureRequest& request) {
   absl::StatusOr<strategies::KnobValues> resolved =
       with_overrides(request.knobs.empty() ? *defaults : strategies::NearestDefaults(*space));
   if (!resolved.ok() && !request.knobs.empty() && defaults) {
-    if (auto repaired = with_overrides(*defaults); repaired.ok()) resolved = std::move(repaired);
+    // If this fails too, its error is the one reported: it names the values
+    // `mtune instantiate` without --knob shows.
+    resolved = with_overrides(*defaults);
   }
   if (!resolved.ok()) return resolved.status();
   strategies::KnobValues values = *std::move(resolved);
