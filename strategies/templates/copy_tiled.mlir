@@ -5,7 +5,10 @@
 // vectorized at exactly that shape; masked transfers, padding or peeling (`edge_tiles`)
 // handle partial tiles at the edges, so any m, n works. A transpose tile becomes a vector.transpose, lowered
 // by the `transpose_lowering` alternative; `transfer_rank` picks the rank of the
-// transfers left after lowering.
+// transfers left after lowering. Rows and columns are those of the op's iteration
+// space, i.e. of the output (linalg.transpose iterates over its output). Transposes
+// are first blocked (block_r x block_c blocks around the tiles), and beyond the L2
+// the output can be written with non-temporal stores (`nt_stores`).
 module attributes {transform.with_named_sequence} {
   transform.named_sequence @__transform_main(%root: !transform.any_op {transform.consumed}) {
     // No 1-row tiles: a transpose with 1-row tiles never finishes in the interpreter,
@@ -283,6 +286,13 @@ module attributes {transform.with_named_sequence} {
       transform.sequence %k : !transform.any_op failures(propagate) {
       ^bb1(%k2: !transform.any_op):
         transform.match.param.cmpi gt %nt, %zero : !transform.param<i64>
+        // Permutation maps first, as the convert-vector-to-scf pass does: unrolled
+        // directly, a masked permuted transfer_read (masked edge tiles of a
+        // transpose) was lowered wrongly (transpose 1000x1048 gave wrong results
+        // and crashes).
+        transform.apply_patterns to %k2 {
+          transform.apply_patterns.vector.transfer_permutation_patterns
+        } : !transform.any_op
         transform.apply_patterns to %k2 {
           transform.apply_patterns.vector.transfer_to_scf max_transfer_rank = 1 full_unroll = true
         } : !transform.any_op
