@@ -29,20 +29,22 @@ module attributes {transform.with_named_sequence} {
     // blocked (both sides are sequential already; blocks only shorten the streams).
     %br = transform.tune.knob<"block_r"> = 512 from options = [0, 256, 512, 1024] -> !transform.param<i64>
     %bc = transform.tune.knob<"block_c"> = 32 from options = [0, 16, 32, 64] -> !transform.param<i64>
-    // Non-temporal stores (1): the output is written with streaming stores that
-    // bypass the caches (no read-for-ownership of the lines they overwrite), after
-    // the transfers are lowered to 1-D vector.store ops here. They carry
-    // `alignment = 32`: every store of a full tile row starts at a multiple of tile_c
-    // (>= 8) elements of a row whose length is a multiple of 8 elements in a buffer
-    // aligned to 64 bytes (mtune's operands), so LLVM emits aligned vmovntps/pd;
-    // without that alignment it scalarizes them to 4-byte movnti (measured slower).
-    // Hence the constraint: m and n multiples of 8. Only once the footprint (input
-    // plus output) exceeds the L2 (2 MiB per core here), where a cached output would
-    // not stay anyway: transpose 256x512 (1 MiB) ran 33 GB/s with them against 56
-    // without; 512x1024 (4 MiB) 25.5 against 19.5. Blocks along columns pay off only
-    // beyond the L2 too (256x512: 50 GB/s with 512x32 blocks, 57 without), so the
-    // same footprint bound applies to block_c; the default candidate of a smaller
-    // problem is therefore unblocked along columns and without streaming stores.
+    // Non-temporal stores (1; transposes only): the transposed tiles are written with
+    // streaming stores that bypass the caches (no read-for-ownership of the lines
+    // they overwrite), after the transfers are lowered to 1-D vector.store ops here.
+    // The stores carry `alignment = 32`: every store of a full tile row starts at a
+    // multiple of tile_c (>= 8) elements of a row whose length is a multiple of 8
+    // elements in a buffer aligned to 64 bytes (mtune's operands), so LLVM emits
+    // aligned vmovntps/pd; without that it scalarizes them to movnti (11 GB/s
+    // against 15.5 on 2048x4096). Hence the constraint: m and n multiples of 8. Only
+    // once the footprint (input plus output) exceeds the L2 (2 MiB per core here),
+    // where a cached output would not stay anyway: transpose 256x512 (1 MiB) ran
+    // 33 GB/s with them against 56 without; 512x1024 (4 MiB) 26.6 against 19.0;
+    // 1024^2 20.1 against 18.2. Copies keep regular stores (copy 1024^2: 22.6 with
+    // streaming stores, 26.1 without). Blocks along columns pay off only beyond the
+    // L2 too (256x512: 50 GB/s with 512x32 blocks, 57 without), so the same
+    // footprint bound applies to block_c: the default candidate of a smaller
+    // problem is unblocked along columns and without streaming stores.
     %nt = transform.tune.knob<"nt_stores"> = 1 from options = [0, 1] -> !transform.param<i64>
     transform.smt.constrain_params(%nt, %bc) : (!transform.param<i64>, !transform.param<i64>) -> () {
     ^bb0(%v: !smt.int, %c: !smt.int):
@@ -305,6 +307,22 @@ module attributes {transform.with_named_sequence} {
         transform.annotate %stores "nontemporal" = %true : !transform.any_op, !transform.any_param
         %align = transform.param.constant 32 : i64 -> !transform.any_param
         transform.annotate %stores "alignment" = %align : !transform.any_op, !transform.any_param
+        // Not for copies (a row stored as loaded): a copy 1024x1024 ran 22.6 GB/s with
+        // them against 26.1 without, while transposes gained at every size beyond
+        // the L2 (see the knob).
+        %false = transform.param.constant false -> !transform.any_param
+        transform.foreach %stores : !transform.any_op {
+        ^bb2(%store: !transform.any_op):
+          transform.sequence %store : !transform.any_op failures(suppress) {
+          ^bb3(%s: !transform.any_op):
+            transform.sequence %s : !transform.any_op failures(propagate) {
+            ^bb4(%s2: !transform.any_op):
+              %value = transform.get_producer_of_operand %s2[0] : (!transform.any_op) -> !transform.any_op
+              transform.match.operation_name %value ["vector.load"] : !transform.any_op
+              transform.annotate %s2 "nontemporal" = %false : !transform.any_op, !transform.any_param
+            }
+          }
+        }
       }
     }
     transform.yield
