@@ -451,7 +451,8 @@ TEST(KnobSpace, CopyTemplateBlocksTransposesAndStreamsStoresBeyondTheL2) {
            {"transpose_2d:m=2048,n=4096:f32", "32", "1"},  // 64 MiB: as written
            {"transpose_2d:m=512,n=1024:f32", "32", "1"},   // 4 MiB: just beyond the L2
            {"transpose_2d:m=256,n=512:f32", "0", "0"},     // 1 MiB: within the L2
-           {"transpose_2d:m=1023,n=1025:f32", "32", "0"},  // rows not multiples of 8
+           {"transpose_2d:m=1023,n=1025:f32", "32", "0"},  // rows not multiples of 16
+           {"transpose_2d:m=1000,n=1048:f32", "32", "0"},  // 1000: a multiple of 8, not 16
            {"copy_2d:m=37,n=45:f32", "0", "0"}}) {
     const KnobSpace space = space_for(e.key);
     std::optional<KnobValues> chosen = DefaultCandidate(space);
