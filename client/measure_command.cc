@@ -41,26 +41,35 @@ absl::StatusOr<MeasureOutcome> ResolveCandidate(const MeasureRequest& request) {
   if (!space.ok()) return space.status();
   // Without --knob the default candidate (the template's, or the valid one nearest
   // to it). With --knob, the overrides apply to the template's own values as near as
-  // this problem allows, and a combination that breaks a constraint is an error
-  // rather than silently repaired into something the user did not ask for.
-  strategies::KnobValues values;
-  if (request.knobs.empty()) {
-    std::optional<strategies::KnobValues> defaults = strategies::DefaultCandidate(*space);
-    if (!defaults)
-      return absl::FailedPreconditionError(absl::StrCat(
-          "template ", tpl->name, " has no valid candidate near its defaults for ",
-          problem->Key(), "; choose knobs with --knob"));
-    values = *std::move(defaults);
-  } else {
-    values = strategies::NearestDefaults(*space);
+  // this problem allows; if that breaks a constraint, to the default candidate's
+  // values (a knob the user did not name may have been repaired for this problem,
+  // e.g. copy_tiled's nt_stores on a small shape). A combination that breaks a
+  // constraint either way is an error rather than silently repaired into something
+  // the user did not ask for.
+  std::optional<strategies::KnobValues> defaults = strategies::DefaultCandidate(*space);
+  if (request.knobs.empty() && !defaults)
+    return absl::FailedPreconditionError(absl::StrCat(
+        "template ", tpl->name, " has no valid candidate near its defaults for ",
+        problem->Key(), "; choose knobs with --knob"));
+  auto with_overrides = [&](strategies::KnobValues values) -> absl::StatusOr<strategies::KnobValues> {
+    for (const auto& [name, value] : request.knobs) {
+      if (!values.contains(name))
+        return absl::InvalidArgumentError(
+            absl::StrCat("template ", tpl->name, " has no knob '", name, "'"));
+      values[name] = value;
+    }
+    if (absl::Status s = space->Check(values); !s.ok()) return s;
+    return values;
+  };
+  absl::StatusOr<strategies::KnobValues> resolved =
+      with_overrides(request.knobs.empty() ? *defaults : strategies::NearestDefaults(*space));
+  if (!resolved.ok() && !request.knobs.empty() && defaults) {
+    // If this fails too, its error is the one reported: it names the values
+    // `mtune instantiate` without --knob shows.
+    resolved = with_overrides(*defaults);
   }
-  for (const auto& [name, value] : request.knobs) {
-    if (!values.contains(name))
-      return absl::InvalidArgumentError(
-          absl::StrCat("template ", tpl->name, " has no knob '", name, "'"));
-    values[name] = value;
-  }
-  if (absl::Status s = space->Check(values); !s.ok()) return s;
+  if (!resolved.ok()) return resolved.status();
+  strategies::KnobValues values = *std::move(resolved);
   auto script = strategies::Instantiate(tpl->text, *problem, values);
   if (!script.ok()) return script.status();
 

@@ -1,5 +1,7 @@
 #include "strategies/knob_space.h"
 
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -416,6 +418,57 @@ TEST(KnobSpace, CopyAndReduceTemplatesOfferPeelingSplitReductionAndUnrolling) {
     if (option != "none")
       EXPECT_NE(script->find("tile_reduction_using_for"), std::string::npos) << option;
   }
+}
+
+// copy_tiled's blocks for transposes and streaming stores: options, defaults, and
+// the footprint / alignment constraint that decides the default candidate per problem
+// (measured: both pay off only beyond the L2; see the template).
+TEST(KnobSpace, CopyTemplateBlocksTransposesAndStreamsStoresBeyondTheL2) {
+  auto tpl = FindTemplate("copy_tiled");
+  ASSERT_TRUE(tpl.ok()) << tpl.status();
+  auto space_for = [&](const std::string& key) {
+    auto problem = ParseProblemKey(key);
+    EXPECT_TRUE(problem.ok()) << key;
+    auto space = ExtractKnobSpace(tpl->text, *problem);
+    EXPECT_TRUE(space.ok()) << key << ": " << space.status();
+    return *space;
+  };
+  const KnobSpace big = space_for("transpose_2d:m=2048,n=4096:f32");
+  std::map<std::string, const KnobSpec*> by_name;
+  for (const KnobSpec& k : big.knobs) by_name[k.name] = &k;
+  ASSERT_TRUE(by_name.contains("block_r") && by_name.contains("block_c") && by_name.contains("nt_stores"));
+  EXPECT_EQ(by_name["block_r"]->options, (std::vector<std::string>{"0", "256", "512", "1024"}));
+  EXPECT_EQ(by_name["block_r"]->default_value, "512");
+  EXPECT_EQ(by_name["block_c"]->options, (std::vector<std::string>{"0", "16", "32", "64"}));
+  EXPECT_EQ(by_name["block_c"]->default_value, "32");
+  EXPECT_EQ(by_name["nt_stores"]->options, (std::vector<std::string>{"0", "1"}));
+  EXPECT_EQ(by_name["nt_stores"]->default_value, "1");
+
+  struct Expect {
+    std::string key, block_c, nt_stores;
+  };
+  for (const Expect& e : std::vector<Expect>{
+           {"transpose_2d:m=2048,n=4096:f32", "32", "1"},  // 64 MiB: as written
+           {"transpose_2d:m=512,n=1024:f32", "32", "1"},   // 4 MiB: just beyond the L2
+           {"transpose_2d:m=256,n=512:f32", "0", "0"},     // 1 MiB: within the L2
+           {"transpose_2d:m=1023,n=1025:f32", "32", "0"},  // rows not multiples of 16
+           {"transpose_2d:m=1000,n=1048:f32", "32", "0"},  // 1000: a multiple of 8, not 16
+           {"copy_2d:m=37,n=45:f32", "0", "0"}}) {
+    const KnobSpace space = space_for(e.key);
+    std::optional<KnobValues> chosen = DefaultCandidate(space);
+    ASSERT_TRUE(chosen.has_value()) << e.key;
+    EXPECT_EQ((*chosen)["block_c"], e.block_c) << e.key;
+    EXPECT_EQ((*chosen)["nt_stores"], e.nt_stores) << e.key;
+    EXPECT_EQ((*chosen)["block_r"], "512") << e.key;
+    // The constraint prunes the template's own values where they do not apply.
+    EXPECT_EQ(space.Defaults().has_value(), e.block_c == "32" && e.nt_stores == "1") << e.key;
+  }
+  const KnobSpace odd = space_for("transpose_2d:m=1000,n=1023:f32");
+  KnobValues values = *DefaultCandidate(odd);
+  values["nt_stores"] = "1";
+  EXPECT_FALSE(odd.SatisfiesConstraints(values));
+  values["nt_stores"] = "0";
+  EXPECT_TRUE(odd.SatisfiesConstraints(values));
 }
 
 TEST(TemplateInstantiator, SplicedScriptsEqualInstantiateForEveryBuiltinTemplate) {

@@ -5,10 +5,12 @@
 // vectorized at exactly that shape; masked transfers, padding or peeling (`edge_tiles`)
 // handle partial tiles at the edges, so any m, n works. A transpose tile becomes a vector.transpose, lowered
 // by the `transpose_lowering` alternative; `transfer_rank` picks the rank of the
-// transfers left after lowering.
+// transfers left after lowering. Rows and columns are those of the op's iteration
+// space, i.e. of the output (linalg.transpose iterates over its output). Transposes
+// are first blocked (block_r x block_c blocks around the tiles), and beyond the L2
+// the output can be written with non-temporal stores (`nt_stores`).
 module attributes {transform.with_named_sequence} {
   transform.named_sequence @__transform_main(%root: !transform.any_op {transform.consumed}) {
-    %op = transform.structured.match ops{["linalg.copy", "linalg.transpose"]} in %root : (!transform.any_op) -> !transform.any_op
     // No 1-row tiles: a transpose with 1-row tiles never finishes in the interpreter,
     // masked included, once the tiles divide the shape (transpose 64x64 with 1x8 tiles
     // ran past 30 s, 1024x1024 past 60 s and 8 GB, on any edge_tiles/lowering); copies
@@ -16,8 +18,78 @@ module attributes {transform.with_named_sequence} {
     // templates derived from this one that offer 1-row tiles.
     %tr = transform.tune.knob<"tile_r"> = 16 from options = [2, 4, 8, 16] -> !transform.param<i64>
     %tc = transform.tune.knob<"tile_c"> = 16 from options = [8, 16, 32, 64] -> !transform.param<i64>
-    %tiled, %loops:2 = transform.structured.tile_using_for %op tile_sizes [%tr, %tc]
-      : (!transform.any_op, !transform.param<i64>, !transform.param<i64>) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    // Transposes only: an outer level of blocks, block_r x block_c (0: that dimension
+    // is not blocked), each tiled by tile_r x tile_c. A 16x16 tile reads 16 input
+    // rows and writes 16 output rows; unblocked, a band of output rows reads one line
+    // from every input row (2048 pages for 2048x4096), so a line costs a TLB miss
+    // and no prefetcher helps. In a block_r x 32 block the tiles read 32 input rows
+    // as 32 sequential streams of block_r elements and write whole lines of block_r
+    // output rows (measured on 2048x4096 with nt_stores: 14 GB/s with 512x32 blocks,
+    // 6 with 512x64; unblocked without them 5; 1024^2: 19.5 against 14). Copies are never
+    // blocked (both sides are sequential already; blocks only shorten the streams).
+    %br = transform.tune.knob<"block_r"> = 512 from options = [0, 256, 512, 1024] -> !transform.param<i64>
+    %bc = transform.tune.knob<"block_c"> = 32 from options = [0, 16, 32, 64] -> !transform.param<i64>
+    // Non-temporal stores (1; transposes only): the transposed tiles are written with
+    // streaming stores that bypass the caches (no read-for-ownership of the lines
+    // they overwrite), after the transfers are lowered to 1-D vector.store ops here.
+    // The stores carry `alignment = 32`: every store of a full tile row starts at a
+    // multiple of tile_c (>= 8) elements of a row whose length is a multiple of 8
+    // elements in a buffer aligned to 64 bytes (mtune's operands), so LLVM emits
+    // aligned vmovntps/pd; without that it scalarizes them to movnti (11 GB/s
+    // against 15.5 on 2048x4096). The constraint asks more, m and n multiples of 16:
+    // rows that start on a cache line, so that the stores of a block fill whole
+    // lines; a streaming store to part of a line is slow (transpose 1000x1048, rows
+    // of 4000 bytes, peeled tiles: 6.7 GB/s with them, 13.7 padded without). Only
+    // once the footprint (input plus output) exceeds the L2 (2 MiB per core here),
+    // where a cached output would not stay anyway: transpose 256x512 (1 MiB) ran
+    // 33 GB/s with them against 56 without; 512x1024 (4 MiB) 26.6 against 19.0;
+    // 1024^2 20.1 against 18.2. Copies keep regular stores (copy 1024^2: 22.6 with
+    // streaming stores, 26.1 without). Blocks along columns pay off only beyond the
+    // L2 too (256x512: 50 GB/s with 512x32 blocks, 57 without), so the same
+    // footprint bound applies to block_c: the default candidate of a smaller
+    // problem is unblocked along columns and without streaming stores.
+    %nt = transform.tune.knob<"nt_stores"> = 1 from options = [0, 1] -> !transform.param<i64>
+    transform.smt.constrain_params(%nt, %bc) : (!transform.param<i64>, !transform.param<i64>) -> () {
+    ^bb0(%v: !smt.int, %c: !smt.int):
+      %m = smt.declare_fun "m" : !smt.int
+      %n = smt.declare_fun "n" : !smt.int
+      %elem = smt.declare_fun "elem_bytes" : !smt.int
+      %zero = smt.int.constant 0
+      %two = smt.int.constant 2
+      %sixteen = smt.int.constant 16
+      %bytes = smt.int.mul %m, %n, %elem, %two
+      %limit = smt.int.constant 4194304
+      %big = smt.int.cmp ge %bytes, %limit
+      %m_rem = smt.int.mod %m, %sixteen
+      %n_rem = smt.int.mod %n, %sixteen
+      %m_ok = smt.eq %m_rem, %zero : !smt.int
+      %n_ok = smt.eq %n_rem, %zero : !smt.int
+      %nt_ok = smt.and %big, %m_ok, %n_ok
+      %nt_on = smt.distinct %v, %zero : !smt.int
+      %nt_valid = smt.implies %nt_on, %nt_ok
+      %blocked = smt.distinct %c, %zero : !smt.int
+      %blocks_valid = smt.implies %blocked, %big
+      %all = smt.and %nt_valid, %blocks_valid
+      smt.assert %all
+    }
+    %copies = transform.structured.match ops{["linalg.copy"]} in %root : (!transform.any_op) -> !transform.any_op
+    %transposes = transform.structured.match ops{["linalg.transpose"]} in %root : (!transform.any_op) -> !transform.any_op
+    // (foreach: tile_using_for with parameter sizes fails on an empty handle.)
+    %copy_tiles = transform.foreach %copies : !transform.any_op -> !transform.any_op {
+    ^bb0(%c: !transform.any_op):
+      %t, %l:2 = transform.structured.tile_using_for %c tile_sizes [%tr, %tc]
+        : (!transform.any_op, !transform.param<i64>, !transform.param<i64>) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+      transform.yield %t : !transform.any_op
+    }
+    %transpose_tiles = transform.foreach %transposes : !transform.any_op -> !transform.any_op {
+    ^bb0(%x: !transform.any_op):
+      %b, %bl:2 = transform.structured.tile_using_for %x tile_sizes [%br, %bc]
+        : (!transform.any_op, !transform.param<i64>, !transform.param<i64>) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+      %t, %l:2 = transform.structured.tile_using_for %b tile_sizes [%tr, %tc]
+        : (!transform.any_op, !transform.param<i64>, !transform.param<i64>) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+      transform.yield %t : !transform.any_op
+    }
+    %tiled = transform.merge_handles %copy_tiles, %transpose_tiles : !transform.any_op
     // Partial tiles at the edges: masked transfers, or zero padding of the tile to its
     // static shape. Padding keeps a transpose tile an unmasked permuted read, which
     // becomes a vector.transpose the `transpose_lowering` choice applies to; with
@@ -167,6 +239,7 @@ module attributes {transform.with_named_sequence} {
       transform.apply_patterns.vector.lower_shape_cast
       transform.apply_patterns.canonicalization
     } : !transform.any_op
+    transform.include @nontemporal_stores failures(propagate) (%kernel, %nt) : (!transform.any_op, !transform.param<i64>) -> ()
     transform.yield
   }
   // unroll_c = 2: unrolls the loops around the tiles' transfer_writes when tile_r > 1
@@ -201,6 +274,59 @@ module attributes {transform.with_named_sequence} {
         %writes = transform.structured.match ops{["vector.transfer_write"]} in %r2 : (!transform.any_op) -> !transform.any_op
         %col_loops = transform.get_parent_op %writes {op_name = "scf.for", deduplicate} : (!transform.any_op) -> !transform.any_op
         transform.loop.unroll %col_loops {factor = 4} : !transform.any_op
+      }
+    }
+    transform.yield
+  }
+  // nt_stores = 1: lowers the transfers to 1-D vector.store ops (in-bounds rows of
+  // full tiles; partial rows stay masked transfers) and marks those stores
+  // non-temporal with 32-byte alignment (see the knob for why that holds), except
+  // stores of a row stored as loaded (copies). A
+  // sequence that propagates failures, so a failed check skips it, inside one that
+  // suppresses the failure.
+  transform.named_sequence @nontemporal_stores(%kernel: !transform.any_op {transform.readonly},
+      %nt: !transform.param<i64> {transform.readonly}) {
+    %zero = transform.param.constant 0 : i64 -> !transform.param<i64>
+    transform.sequence %kernel : !transform.any_op failures(suppress) {
+    ^bb0(%k: !transform.any_op):
+      transform.sequence %k : !transform.any_op failures(propagate) {
+      ^bb1(%k2: !transform.any_op):
+        transform.match.param.cmpi gt %nt, %zero : !transform.param<i64>
+        // Permutation maps first, as the convert-vector-to-scf pass does: unrolled
+        // directly, a masked permuted transfer_read (masked edge tiles of a
+        // transpose) was lowered wrongly (transpose 1000x1048 gave wrong results
+        // and crashes).
+        transform.apply_patterns to %k2 {
+          transform.apply_patterns.vector.transfer_permutation_patterns
+        } : !transform.any_op
+        transform.apply_patterns to %k2 {
+          transform.apply_patterns.vector.transfer_to_scf max_transfer_rank = 1 full_unroll = true
+        } : !transform.any_op
+        transform.apply_patterns to %k2 {
+          transform.apply_patterns.vector.lower_transfer max_transfer_rank = 1
+          transform.apply_patterns.canonicalization
+        } : !transform.any_op
+        %stores = transform.structured.match ops{["vector.store"]} in %k2 : (!transform.any_op) -> !transform.any_op
+        %true = transform.param.constant true -> !transform.any_param
+        transform.annotate %stores "nontemporal" = %true : !transform.any_op, !transform.any_param
+        %align = transform.param.constant 32 : i64 -> !transform.any_param
+        transform.annotate %stores "alignment" = %align : !transform.any_op, !transform.any_param
+        // Not for copies (a row stored as loaded): a copy 1024x1024 ran 22.6 GB/s with
+        // them against 26.1 without, while transposes gained at every size beyond
+        // the L2 (see the knob).
+        %false = transform.param.constant false -> !transform.any_param
+        transform.foreach %stores : !transform.any_op {
+        ^bb2(%store: !transform.any_op):
+          transform.sequence %store : !transform.any_op failures(suppress) {
+          ^bb3(%s: !transform.any_op):
+            transform.sequence %s : !transform.any_op failures(propagate) {
+            ^bb4(%s2: !transform.any_op):
+              %value = transform.get_producer_of_operand %s2[0] : (!transform.any_op) -> !transform.any_op
+              transform.match.operation_name %value ["vector.load"] : !transform.any_op
+              transform.annotate %s2 "nontemporal" = %false : !transform.any_op, !transform.any_param
+            }
+          }
+        }
       }
     }
     transform.yield
