@@ -33,6 +33,8 @@ using mlir::transform::tune::KnobOp;
 
 constexpr char kLabelsAttr[] = "mtune.labels";
 constexpr char kDividesAttr[] = "mtune.divides";
+constexpr char kOnlyForAttr[] = "mtune.only_for";
+constexpr char kOtherwiseAttr[] = "mtune.otherwise";
 // Expanded option sets larger than this are refused: a typo like pow2(1, 1e9) must
 // not turn into an endless space.
 constexpr size_t kMaxOptions = 4096;
@@ -153,6 +155,24 @@ absl::StatusOr<std::vector<mlir::Attribute>> ExpandOptions(KnobOp knob, const Pr
   if (result.empty())
     return absl::InvalidArgumentError(
         absl::StrCat("knob '", name, "' has no options for problem ", problem.Key()));
+  // A choice that only matters to some of a template's families is a single,
+  // fixed option for the others: else each of its options would be a duplicate
+  // candidate there, the same code compiled and measured again.
+  if (auto only_for = knob->getAttrOfType<mlir::ArrayAttr>(kOnlyForAttr)) {
+    mlir::Attribute otherwise = knob->getAttr(kOtherwiseAttr);
+    if (!otherwise || std::find(result.begin(), result.end(), otherwise) == result.end())
+      return absl::InvalidArgumentError(absl::StrCat("knob '", name, "': ", kOnlyForAttr, " needs ",
+                                                     kOtherwiseAttr, ", one of its options"));
+    bool applies = false;
+    for (mlir::Attribute family : only_for) {
+      auto text = llvm::dyn_cast<mlir::StringAttr>(family);
+      if (!text)
+        return absl::InvalidArgumentError(
+            absl::StrCat("knob '", name, "': ", kOnlyForAttr, " must list family names"));
+      applies |= text.getValue() == problem.family;
+    }
+    if (!applies) result = {otherwise};
+  }
   if (result.size() > kMaxOptions)
     return absl::InvalidArgumentError(
         absl::StrCat("knob '", name, "' expands to more than ", kMaxOptions, " options"));

@@ -9,6 +9,8 @@
 //   "divisors(X, MAX)"  every divisor of X up to MAX (register tiles must stay small)
 // where LO, HI, X and MAX are integers or problem dimension names ("m", "n", "k",
 // and the derived output extents "oh", "ow" of windowed families).
+// `mtune.only_for = ["family", ...]` with `mtune.otherwise = V` on a knob: for any
+// other family the knob has the single option V (a choice that does not apply there).
 // Alternatives (`transform.tune.alternatives`) are knobs whose options are their
 // region labels, taken from the op's `mtune.labels` array (else "0", "1", ...).
 //

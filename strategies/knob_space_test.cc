@@ -445,7 +445,7 @@ TEST(KnobSpace, CopyTemplateBlocksTransposesAndStreamsStoresBeyondTheL2) {
   EXPECT_EQ(by_name["nt_stores"]->default_value, "1");
 
   struct Expect {
-    std::string key, block_c, nt_stores;
+    std::string key, block_c, nt_stores, block_r = "512";
   };
   for (const Expect& e : std::vector<Expect>{
            {"transpose_2d:m=2048,n=4096:f32", "32", "1"},  // 64 MiB: as written
@@ -453,22 +453,49 @@ TEST(KnobSpace, CopyTemplateBlocksTransposesAndStreamsStoresBeyondTheL2) {
            {"transpose_2d:m=256,n=512:f32", "0", "0"},     // 1 MiB: within the L2
            {"transpose_2d:m=1023,n=1025:f32", "32", "0"},  // rows not multiples of 16
            {"transpose_2d:m=1000,n=1048:f32", "32", "0"},  // 1000: a multiple of 8, not 16
-           {"copy_2d:m=37,n=45:f32", "0", "0"}}) {
+           {"copy_2d:m=37,n=45:f32", "0", "0", "0"},       // copies: never blocked
+           {"copy_2d:m=2048,n=4096:f32", "0", "0", "0"}}) {
     const KnobSpace space = space_for(e.key);
     std::optional<KnobValues> chosen = DefaultCandidate(space);
     ASSERT_TRUE(chosen.has_value()) << e.key;
     EXPECT_EQ((*chosen)["block_c"], e.block_c) << e.key;
     EXPECT_EQ((*chosen)["nt_stores"], e.nt_stores) << e.key;
-    EXPECT_EQ((*chosen)["block_r"], "512") << e.key;
+    EXPECT_EQ((*chosen)["block_r"], e.block_r) << e.key;
     // The constraint prunes the template's own values where they do not apply.
     EXPECT_EQ(space.Defaults().has_value(), e.block_c == "32" && e.nt_stores == "1") << e.key;
   }
+  // For copies the transpose-only knobs have one option each (mtune.only_for): no
+  // duplicate candidates.
+  for (const KnobSpec& k : space_for("copy_2d:m=2048,n=4096:f32").knobs)
+    if (k.name == "block_r" || k.name == "block_c" || k.name == "nt_stores")
+      EXPECT_EQ(k.options, std::vector<std::string>{"0"}) << k.name;
   const KnobSpace odd = space_for("transpose_2d:m=1000,n=1023:f32");
   KnobValues values = *DefaultCandidate(odd);
   values["nt_stores"] = "1";
   EXPECT_FALSE(odd.SatisfiesConstraints(values));
   values["nt_stores"] = "0";
   EXPECT_TRUE(odd.SatisfiesConstraints(values));
+}
+
+TEST(KnobSpace, OnlyForFixesAKnobForOtherFamilies) {
+  const char* knob =
+      R"k(%a = transform.tune.knob<"a"> = 4 from options = [1, 4] {mtune.only_for = ["transpose_2d"], mtune.otherwise = 1 : i64} -> !transform.param<i64>)k";
+  auto transpose = ExtractKnobSpace(KnobLines(knob), *ParseProblemKey("transpose_2d:m=8,n=8:f32"));
+  ASSERT_TRUE(transpose.ok()) << transpose.status();
+  EXPECT_EQ(transpose->knobs[0].options, (std::vector<std::string>{"1", "4"}));
+  auto copy = ExtractKnobSpace(KnobLines(knob), *ParseProblemKey("copy_2d:m=8,n=8:f32"));
+  ASSERT_TRUE(copy.ok()) << copy.status();
+  EXPECT_EQ(copy->knobs[0].options, std::vector<std::string>{"1"});
+  auto script = Instantiate(KnobLines(knob), *ParseProblemKey("copy_2d:m=8,n=8:f32"), {{"a", "1"}});
+  ASSERT_TRUE(script.ok()) << script.status();
+  EXPECT_NE(script->find("options = [1]"), std::string::npos) << *script;
+  // `otherwise` must be given, and be one of the options.
+  for (const char* bad : {
+           R"k(%a = transform.tune.knob<"a"> options = [1, 4] {mtune.only_for = ["copy_2d"]} -> !transform.param<i64>)k",
+           R"k(%a = transform.tune.knob<"a"> options = [1, 4] {mtune.only_for = ["copy_2d"], mtune.otherwise = 2 : i64} -> !transform.param<i64>)k"}) {
+    auto space = ExtractKnobSpace(KnobLines(bad), *ParseProblemKey("transpose_2d:m=8,n=8:f32"));
+    EXPECT_NE(space.status().message().find("needs mtune.otherwise"), std::string::npos) << bad;
+  }
 }
 
 TEST(TemplateInstantiator, SplicedScriptsEqualInstantiateForEveryBuiltinTemplate) {

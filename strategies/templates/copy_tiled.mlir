@@ -26,9 +26,11 @@ module attributes {transform.with_named_sequence} {
     // as 32 sequential streams of block_r elements and write whole lines of block_r
     // output rows (measured on 2048x4096 with nt_stores: 14 GB/s with 512x32 blocks,
     // 6 with 512x64; unblocked without them 5; 1024^2: 19.5 against 14). Copies are never
-    // blocked (both sides are sequential already; blocks only shorten the streams).
-    %br = transform.tune.knob<"block_r"> = 512 from options = [0, 256, 512, 1024] -> !transform.param<i64>
-    %bc = transform.tune.knob<"block_c"> = 32 from options = [0, 16, 32, 64] -> !transform.param<i64>
+    // blocked (both sides are sequential already; blocks only shorten the streams):
+    // `mtune.only_for` makes these knobs a single option 0 for copies, so that a copy's
+    // space holds no duplicate candidates.
+    %br = transform.tune.knob<"block_r"> = 512 from options = [0, 256, 512, 1024] {mtune.only_for = ["transpose_2d"], mtune.otherwise = 0 : i64} -> !transform.param<i64>
+    %bc = transform.tune.knob<"block_c"> = 32 from options = [0, 16, 32, 64] {mtune.only_for = ["transpose_2d"], mtune.otherwise = 0 : i64} -> !transform.param<i64>
     // Non-temporal stores (1; transposes only): the transposed tiles are written with
     // streaming stores that bypass the caches (no read-for-ownership of the lines
     // they overwrite), after the transfers are lowered to 1-D vector.store ops here.
@@ -48,7 +50,7 @@ module attributes {transform.with_named_sequence} {
     // L2 too (256x512: 50 GB/s with 512x32 blocks, 57 without), so the same
     // footprint bound applies to block_c: the default candidate of a smaller
     // problem is unblocked along columns and without streaming stores.
-    %nt = transform.tune.knob<"nt_stores"> = 1 from options = [0, 1] -> !transform.param<i64>
+    %nt = transform.tune.knob<"nt_stores"> = 1 from options = [0, 1] {mtune.only_for = ["transpose_2d"], mtune.otherwise = 0 : i64} -> !transform.param<i64>
     transform.smt.constrain_params(%nt, %bc) : (!transform.param<i64>, !transform.param<i64>) -> () {
     ^bb0(%v: !smt.int, %c: !smt.int):
       %m = smt.declare_fun "m" : !smt.int
