@@ -645,6 +645,7 @@ absl::StatusOr<std::optional<mtune::v1::Task>> Coordinator::NextTask(const std::
       return absl::NotFoundError(absl::StrCat("worker '", worker_id, "' was replaced"));
     WorkerState& w = it->second;
     if (stopping_) return std::nullopt;
+    if (!w.streaming) return std::nullopt;  // its Work stream ended meanwhile
     if (!queue_.empty() && CanTakeTaskLocked(w)) {
       if (w.waiting) {  // woken by something else than WakeWorkersLocked
         w.waiting = false;
@@ -734,6 +735,11 @@ void Coordinator::WakeWorkersLocked() {
   }
 }
 
+bool Coordinator::KnowsWorker(const std::string& worker_id) {
+  std::lock_guard lock(mu_);
+  return workers_.contains(worker_id);
+}
+
 void Coordinator::WorkerDisconnected(const std::string& worker_id) {
   {
     std::lock_guard lock(mu_);
@@ -741,6 +747,7 @@ void Coordinator::WorkerDisconnected(const std::string& worker_id) {
     if (it == workers_.end()) return;
     it->second.streaming = false;
     it->second.gone = true;
+    it->second.wake->notify_all();  // a NextTask of the ended stream returns now
     if (it->second.waiting) {
       it->second.waiting = false;
       std::erase(waiting_, worker_id);
@@ -778,37 +785,37 @@ Coordinator::ProblemRun* Coordinator::FindProblemLocked(JobRun& job, const std::
   return nullptr;
 }
 
-absl::StatusOr<mtune::v1::ReportResultResponse> Coordinator::ReportResult(
-    const mtune::v1::ReportResultRequest& request) {
+absl::Status Coordinator::ReportResult(const std::string& worker_id, int64_t task_id,
+                                       const mtune::v1::Result& result) {
   QueuedTask done;
   std::string worker_name, target_id;
   {
     std::lock_guard lock(mu_);
-    auto w = workers_.find(request.worker_id());
+    auto w = workers_.find(worker_id);
     if (w == workers_.end())
       return absl::NotFoundError(
-          absl::StrCat("unknown worker '", request.worker_id(), "': register again"));
+          absl::StrCat("unknown worker '", worker_id, "': register again"));
     w->second.last_seen = Now();
     worker_name = w->second.info.name();
     target_id = w->second.info.target().id();
-    auto lease = leases_.find(request.task_id());
+    auto lease = leases_.find(task_id);
     if (lease != leases_.end()) {
       done = std::move(lease->second.queued);
-      if (lease->second.worker_id != request.worker_id()) {
+      if (lease->second.worker_id != worker_id) {
         // A straggler: its lease expired and the task went to another worker, which
         // is still measuring it. This result is stored; the re-run's report will
         // find nothing leased and be dropped. The other worker stays busy (it is).
         fprintf(stderr,
                 "mtune-coordinator: task %lld: late report from %s stored; the re-run on %s "
                 "will be dropped\n",
-                static_cast<long long>(request.task_id()), request.worker_id().c_str(),
+                static_cast<long long>(task_id), worker_id.c_str(),
                 lease->second.worker_id.c_str());
       }
       leases_.erase(lease);
     } else {
       // Re-queued after its lease expired, but the first worker finished after all.
       auto queued = std::find_if(queue_.begin(), queue_.end(), [&](const QueuedTask& q) {
-        return q.task.task_id() == request.task_id();
+        return q.task.task_id() == task_id;
       });
       if (queued == queue_.end()) {
         // Already stored from another report (or its job ended): storing is
@@ -816,17 +823,15 @@ absl::StatusOr<mtune::v1::ReportResultResponse> Coordinator::ReportResult(
         fprintf(stderr,
                 "mtune-coordinator: task %lld: late report from %s dropped: the task was "
                 "already reported\n",
-                static_cast<long long>(request.task_id()), request.worker_id().c_str());
-        mtune::v1::ReportResultResponse response;
-        response.set_stored(true);
-        w->second.leased.erase(request.task_id());
+                static_cast<long long>(task_id), worker_id.c_str());
+        w->second.leased.erase(task_id);
         WakeWorkersLocked();
-        return response;
+        return absl::OkStatus();
       }
       done = std::move(*queued);
       queue_.erase(queued);
     }
-    w->second.leased.erase(request.task_id());
+    w->second.leased.erase(task_id);
     // The worker's next task goes out while this result is being committed, so
     // it is not idle for the commit; the acknowledgement still waits for it.
     WakeWorkersLocked();
@@ -838,7 +843,7 @@ absl::StatusOr<mtune::v1::ReportResultResponse> Coordinator::ReportResult(
   trial.set_problem(done.task.problem());
   trial.set_target_id(target_id);
   *trial.mutable_candidate() = done.task.candidate();
-  *trial.mutable_result() = request.result();
+  *trial.mutable_result() = result;
   trial.set_worker_name(worker_name);
   auto inserted = store_->InsertResult(trial, done.task.script());
   if (!inserted.ok()) {
@@ -849,7 +854,7 @@ absl::StatusOr<mtune::v1::ReportResultResponse> Coordinator::ReportResult(
   }
   {
     std::lock_guard lock(mu_);
-    auto w = workers_.find(request.worker_id());
+    auto w = workers_.find(worker_id);
     if (w != workers_.end()) ++w->second.tasks_done;
     auto job = jobs_.find(done.task.job_id());
     if (job != jobs_.end()) {
@@ -858,14 +863,14 @@ absl::StatusOr<mtune::v1::ReportResultResponse> Coordinator::ReportResult(
       // leased or queued, so it completes exactly once here; had its candidate been
       // stored already (proposed twice), not counting it would stall the job.
       if (ProblemRun* problem = FindProblemLocked(run, done.task.problem()); problem) {
-        const bool ok = request.result().status() == mtune::v1::RESULT_STATUS_OK;
-        const double total = request.result().total_s();
+        const bool ok = result.status() == mtune::v1::RESULT_STATUS_OK;
+        const double total = result.total_s();
         if (ok && total > 0 && (problem->best_total_s == 0 || total < problem->best_total_s))
           problem->best_total_s = total;
         problem->search->Observe(
-            std::vector<search::Observation>{{done.point, ok, request.result().gflops()}});
+            std::vector<search::Observation>{{done.point, ok, result.gflops()}});
         ++problem->finished;
-        RecordResultLocked(*problem, ok, request.result().gflops());
+        RecordResultLocked(*problem, ok, result.gflops());
       }
       ++run.version;
       RefillLocked(run);
@@ -874,9 +879,7 @@ absl::StatusOr<mtune::v1::ReportResultResponse> Coordinator::ReportResult(
     WakeWorkersLocked();
   }
   job_changed_.notify_all();
-  mtune::v1::ReportResultResponse response;
-  response.set_stored(true);
-  return response;
+  return absl::OkStatus();
 }
 
 void Coordinator::ReaperLoop() {

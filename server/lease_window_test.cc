@@ -1,4 +1,4 @@
-// The lease window (LeaseRequest.window): a worker may hold several tasks at once
+// The lease window (WorkStart.window): a worker may hold several tasks at once
 // (it compiles the next while it times one), never more than its window; the
 // tasks held behind others get lease deadlines that allow for those; and all of
 // them go back to the queue when the worker disconnects. No RPC: the coordinator
@@ -85,12 +85,10 @@ TEST_F(LeaseWindow, AWorkerHoldsUpToItsWindowAndNoMore) {
   EXPECT_NEAR(held[2].lease_deadline_unix_s() - held[0].lease_deadline_unix_s(), 2 * limit, 1.0);
 
   // A report frees one place in the window.
-  mtune::v1::ReportResultRequest report;
-  report.set_worker_id(worker);
-  report.set_task_id(held[0].task_id());
-  report.mutable_result()->set_status(mtune::v1::RESULT_STATUS_COMPILE_ERROR);
-  report.mutable_result()->set_error("test");
-  ASSERT_TRUE(coordinator_->ReportResult(report).ok());
+  mtune::v1::Result result;
+  result.set_status(mtune::v1::RESULT_STATUS_COMPILE_ERROR);
+  result.set_error("test");
+  ASSERT_TRUE(coordinator_->ReportResult(worker, held[0].task_id(), result).ok());
   auto next = coordinator_->NextTask(worker, 2, 3);
   ASSERT_TRUE(next.ok());
   EXPECT_TRUE(next->has_value());

@@ -5,10 +5,10 @@
 // tasks, and measures
 //   - the dispatch rate: tasks leased, reported and committed per second, from
 //     submission until the last result is stored;
-//   - lease latency (p50, p99, max): from a worker asking for work (the
-//     acknowledgement of its previous report, after which the coordinator pushes
-//     the next task) to receiving it; each worker's first task is counted apart, as
-//     the job's start-up (submission until every worker has a task).
+//   - lease latency (p50, p99, max): from a worker asking for work (sending the
+//     report of its previous task on its Work stream, which frees its window) to
+//     receiving the next task; each worker's first task is counted apart, as the
+//     job's start-up (submission until every worker has a task).
 // It then checks correctness: every task was leased exactly once, every trial of
 // every job has exactly one stored result, and every job succeeded. --check-only
 // skips the figures (ctest runs it that way). Goals: >= 5,000 tasks/s, p99 <= 10 ms.
@@ -211,7 +211,7 @@ int main(int argc, char** argv) {
   fprintf(stderr, "mtune-bench-load: coordinator %s, %d simulated workers, %d tasks\n",
           address.c_str(), workers, tasks);
 
-  // Workers register and open their lease streams before any work exists, so the
+  // Workers register and open their Work streams before any work exists, so the
   // measurement starts with every worker waiting.
   std::atomic<int64_t> stored{0};
   std::vector<std::unique_ptr<SimulatedWorker>> sims;
@@ -387,7 +387,7 @@ int main(int argc, char** argv) {
   }
   for (int i = 0; i < workers; ++i)
     if (ends[i].error_code() != grpc::StatusCode::CANCELLED)
-      errors.push_back(absl::StrCat(sims[i]->name(), "'s lease stream ended early: ",
+      errors.push_back(absl::StrCat(sims[i]->name(), "'s Work stream ended early: ",
                                     ends[i].error_message()));
   if (!errors.empty()) {
     for (const auto& e : errors) fprintf(stderr, "mtune-bench-load: %s\n", e.c_str());

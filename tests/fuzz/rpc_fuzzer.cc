@@ -8,6 +8,10 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <thread>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -30,6 +34,8 @@ namespace {
 constexpr int kMaxCalls = 24;
 // Messages read from one streaming call at most.
 constexpr uint32_t kMaxReads = 4;
+// Reports a Work call sends before reading, at most.
+constexpr int kMaxReports = 8;
 // A unary call that takes this long is a hang (libFuzzer's -timeout catches the rest).
 constexpr double kUnaryDeadlineS = 20;
 // Streaming calls wait this long for their next message before being cancelled.
@@ -141,6 +147,80 @@ void ExpectNoHang(const grpc::Status& status, const char* method) {
     Fail(std::string(method) + " did not answer within the deadline: " + status.error_message());
 }
 
+// One Work stream: start, the call's reports, up to `reads` tasks (each reported
+// at once if asked), then the worker closes its side and reads what is left. A
+// watchdog closes it after kStreamWaitS * (reads + 1) when fewer tasks come. Every
+// report must get exactly one acknowledgement when the stream ends OK.
+void RunWork(InProcessCoordinator& c, const mtune::fuzz::Call& call, const std::string* worker,
+             const int64_t* task, uint32_t reads, Seen& seen) {
+  const mtune::fuzz::WorkCall& work = call.work();
+  grpc::ClientContext context;
+  context.set_deadline(In(kUnaryDeadlineS));
+  auto stream = c.workers->Work(&context);
+  std::mutex write_mu;
+  std::condition_variable wake;
+  bool closed = false;  // guarded by write_mu: WritesDone was called
+  std::map<int64_t, int> sent;  // reports per task id (written on this thread only)
+  auto write = [&](const mtune::v1::WorkerMessage& message) {
+    std::lock_guard lock(write_mu);
+    if (closed) return false;
+    if (message.has_report()) ++sent[message.report().task_id()];
+    return stream->Write(message);
+  };
+  auto close_writes = [&] {
+    std::lock_guard lock(write_mu);
+    if (!closed) stream->WritesDone();
+    closed = true;
+    wake.notify_all();
+  };
+  mtune::v1::WorkerMessage message;
+  *message.mutable_start() = work.start();
+  if (worker) message.mutable_start()->set_worker_id(*worker);
+  bool open = write(message);
+  for (int i = 0; open && i < std::min(work.reports_size(), kMaxReports); ++i) {
+    *message.mutable_report() = work.reports(i);
+    if (task && message.report().task_id() == 0) message.mutable_report()->set_task_id(*task);
+    open = write(message);
+  }
+  std::thread watchdog([&] {
+    std::unique_lock lock(write_mu);
+    if (!wake.wait_for(lock, std::chrono::duration<double>(kStreamWaitS * (reads + 1)),
+                       [&] { return closed; })) {
+      lock.unlock();
+      close_writes();
+    }
+  });
+  if (reads == 0) close_writes();
+  uint32_t tasks_read = 0;
+  std::map<int64_t, int> acked;
+  mtune::v1::CoordinatorMessage in;
+  while (stream->Read(&in)) {
+    if (in.has_task()) {
+      const mtune::v1::Task& leased = in.task();
+      if (leased.task_id() <= 0 || leased.script().empty())
+        Fail("Work streamed a task without an id or a script");
+      seen.tasks.push_back(leased.task_id());
+      if (++tasks_read > reads) continue;  // pushed before the close reached it
+      if (work.report_tasks()) {
+        message.mutable_report()->set_task_id(leased.task_id());
+        *message.mutable_report()->mutable_result() = work.result_for_each_task();
+        (void)write(message);
+      }
+      if (tasks_read == reads) close_writes();
+    } else if (in.has_ack()) {
+      const int64_t id = in.ack().task_id();
+      if (++acked[id] > sent[id]) Fail("Work acknowledged a report that was not sent");
+      if (in.ack().stored() != in.ack().error().empty())
+        Fail("a ReportAck must carry an error exactly when it says not stored");
+    }
+  }
+  close_writes();
+  watchdog.join();
+  grpc::Status s = stream->Finish();
+  ExpectNoHang(s, "Work");
+  if (s.ok() && acked != sent) Fail("Work ended OK without acknowledging every report");
+}
+
 void RunCall(InProcessCoordinator& c, const mtune::fuzz::Call& call, Seen& seen) {
   const uint32_t reads = std::min(call.reads(), kMaxReads);
   const int64_t* job = Seen::Pick(seen.jobs, call.use_job());
@@ -234,38 +314,15 @@ void RunCall(InProcessCoordinator& c, const mtune::fuzz::Call& call, Seen& seen)
       }
       break;
     }
-    case mtune::fuzz::Call::kLease: {
-      mtune::v1::LeaseRequest request = call.lease();
-      if (worker) request.set_worker_id(*worker);
-      grpc::ClientContext context;
-      context.set_deadline(In(kStreamWaitS * (reads + 1)));
-      auto reader = c.workers->Lease(&context, request);
-      mtune::v1::Task leased;
-      for (uint32_t i = 0; i < reads && reader->Read(&leased); ++i) {
-        if (leased.task_id() <= 0 || leased.script().empty())
-          Fail("Lease streamed a task without an id or a script");
-        seen.tasks.push_back(leased.task_id());
-      }
-      context.TryCancel();
-      (void)reader->Finish();
+    case mtune::fuzz::Call::kWork:
+      RunWork(c, call, worker, task, reads, seen);
       break;
-    }
     case mtune::fuzz::Call::kHeartbeat: {
       mtune::v1::HeartbeatRequest request = call.heartbeat();
       if (worker) request.set_worker_id(*worker);
       if (task) request.set_task_id(*task);
       mtune::v1::HeartbeatResponse response;
       ExpectNoHang(c.workers->Heartbeat(Unary().get(), request, &response), "Heartbeat");
-      break;
-    }
-    case mtune::fuzz::Call::kReportResult: {
-      mtune::v1::ReportResultRequest request = call.report_result();
-      if (worker) request.set_worker_id(*worker);
-      if (task) request.set_task_id(*task);
-      mtune::v1::ReportResultResponse response;
-      grpc::Status s = c.workers->ReportResult(Unary().get(), request, &response);
-      ExpectNoHang(s, "ReportResult");
-      if (s.ok() && !response.stored()) Fail("ReportResult answered OK but not stored");
       break;
     }
     case mtune::fuzz::Call::REQUEST_NOT_SET:
