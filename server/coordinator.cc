@@ -377,7 +377,7 @@ absl::StatusOr<mtune::v1::Job> Coordinator::CancelJob(int64_t job_id) {
     }
     JobRun& job = *it->second;
     // Queued tasks are dropped; leased ones finish and their results are kept.
-    std::erase_if(queue_, [&](const QueuedTask& q) { return q.task.job_id() == job_id; });
+    std::erase_if(queue_, [&](const QueuedTask& q) { return q.task->job_id() == job_id; });
     for (auto& p : job.problems) p->exhausted = true;
     uint32_t done = 0;
     for (auto& p : job.problems) done += p->finished;
@@ -493,8 +493,8 @@ bool Coordinator::ProposeOneLocked(JobRun& job, ProblemRun& run) {
     RecordResultLocked(run, false, 0);
     return true;
   }
-  task.set_script(*script);
-  queue_.push_back({std::move(task), points[0]});
+  task.set_script(std::move(*script));
+  queue_.push_back({std::make_shared<mtune::v1::Task>(std::move(task)), points[0]});
   return true;
 }
 
@@ -515,7 +515,7 @@ void Coordinator::StopProblemLocked(ProblemRun& run, int64_t job_id, const std::
   const std::string key = run.problem.Key();
   const size_t before = queue_.size();
   std::erase_if(queue_, [&](const QueuedTask& q) {
-    return q.task.job_id() == job_id && q.task.problem() == key;
+    return q.task->job_id() == job_id && q.task->problem() == key;
   });
   run.proposed -= static_cast<uint32_t>(before - queue_.size());
 }
@@ -578,7 +578,7 @@ std::optional<mtune::v1::Task> Coordinator::LeasedTask(int64_t task_id) {
   std::lock_guard lock(mu_);
   auto it = leases_.find(task_id);
   if (it == leases_.end()) return std::nullopt;
-  return it->second.queued.task;
+  return *it->second.queued.task;
 }
 
 absl::StatusOr<mtune::v1::RegisterResponse> Coordinator::Register(
@@ -619,9 +619,8 @@ absl::StatusOr<mtune::v1::RegisterResponse> Coordinator::Register(
   return response;
 }
 
-absl::StatusOr<std::optional<mtune::v1::Task>> Coordinator::NextTask(const std::string& worker_id,
-                                                                     double timeout_s,
-                                                                     uint32_t window) {
+absl::StatusOr<std::shared_ptr<const mtune::v1::Task>> Coordinator::NextTask(
+    const std::string& worker_id, double timeout_s, uint32_t window) {
   std::unique_lock lock(mu_);
   auto it = workers_.find(worker_id);
   if (it == workers_.end())
@@ -644,8 +643,8 @@ absl::StatusOr<std::optional<mtune::v1::Task>> Coordinator::NextTask(const std::
     if (it == workers_.end())
       return absl::NotFoundError(absl::StrCat("worker '", worker_id, "' was replaced"));
     WorkerState& w = it->second;
-    if (stopping_) return std::nullopt;
-    if (!w.streaming) return std::nullopt;  // its Work stream ended meanwhile
+    if (stopping_) return nullptr;
+    if (!w.streaming) return nullptr;  // its Work stream ended meanwhile
     if (!queue_.empty() && CanTakeTaskLocked(w)) {
       if (w.waiting) {  // woken by something else than WakeWorkersLocked
         w.waiting = false;
@@ -665,29 +664,34 @@ absl::StatusOr<std::optional<mtune::v1::Task>> Coordinator::NextTask(const std::
         it->second.waiting = false;
         std::erase(waiting_, worker_id);
       }
-      return std::nullopt;
+      return nullptr;
     }
   }
   QueuedTask queued = std::move(queue_.front());
   queue_.pop_front();
+  // Shared with the stream that sends it, which serializes it outside mu_: a task
+  // still held by an earlier stream (re-queued while being sent) is copied before
+  // it changes.
+  if (queued.task.use_count() > 1) queued.task = std::make_shared<mtune::v1::Task>(*queued.task);
+  mtune::v1::Task& task = *queued.task;
   // The limit is set now, when the run starts, from the best time known now;
   // time spent waiting in the queue is not counted.
-  queued.task.set_time_limit_s(TimeLimitLocked(queued.task));
+  task.set_time_limit_s(TimeLimitLocked(task));
   // A task leased behind others waits for them: its run starts at the latest
   // when every task ahead of it has used up its own limit.
   double ahead_s = 0;
   for (int64_t held : it->second.leased)
-    if (auto l = leases_.find(held); l != leases_.end()) ahead_s += l->second.queued.task.time_limit_s();
-  const double lease_s = ahead_s + queued.task.time_limit_s() + kLeaseGraceS;
+    if (auto l = leases_.find(held); l != leases_.end()) ahead_s += l->second.queued.task->time_limit_s();
+  const double lease_s = ahead_s + task.time_limit_s() + kLeaseGraceS;
   Lease lease;
   lease.worker_id = worker_id;
   lease.deadline = Now() + lease_s;
-  queued.task.set_lease_deadline_unix_s(UnixNow() + lease_s);
-  mtune::v1::Task task = queued.task;
+  task.set_lease_deadline_unix_s(UnixNow() + lease_s);
+  std::shared_ptr<const mtune::v1::Task> leased = queued.task;
   lease.queued = std::move(queued);
-  it->second.leased.insert(task.task_id());
-  leases_[task.task_id()] = std::move(lease);
-  return task;
+  it->second.leased.insert(leased->task_id());
+  leases_[leased->task_id()] = std::move(lease);
+  return leased;
 }
 
 double Coordinator::TimeLimitLocked(const mtune::v1::Task& task) {
@@ -772,7 +776,7 @@ mtune::v1::HeartbeatResponse Coordinator::Heartbeat(const mtune::v1::HeartbeatRe
   if (request.task_id() != 0) {
     auto lease = leases_.find(request.task_id());
     if (lease != leases_.end()) {
-      auto job = jobs_.find(lease->second.queued.task.job_id());
+      auto job = jobs_.find(lease->second.queued.task->job_id());
       if (job != jobs_.end() && job->second->ended) response.set_cancel_task(true);
     }
   }
@@ -815,7 +819,7 @@ absl::Status Coordinator::ReportResult(const std::string& worker_id, int64_t tas
     } else {
       // Re-queued after its lease expired, but the first worker finished after all.
       auto queued = std::find_if(queue_.begin(), queue_.end(), [&](const QueuedTask& q) {
-        return q.task.task_id() == task_id;
+        return q.task->task_id() == task_id;
       });
       if (queued == queue_.end()) {
         // Already stored from another report (or its job ended): storing is
@@ -839,13 +843,13 @@ absl::Status Coordinator::ReportResult(const std::string& worker_id, int64_t tas
 
   // Commit before acknowledging: once the worker hears "stored", the result is durable.
   mtune::v1::TrialResult trial;
-  trial.set_job_id(done.task.job_id());
-  trial.set_problem(done.task.problem());
+  trial.set_job_id(done.task->job_id());
+  trial.set_problem(done.task->problem());
   trial.set_target_id(target_id);
-  *trial.mutable_candidate() = done.task.candidate();
+  *trial.mutable_candidate() = done.task->candidate();
   *trial.mutable_result() = result;
   trial.set_worker_name(worker_name);
-  auto inserted = store_->InsertResult(trial, done.task.script());
+  auto inserted = store_->InsertResult(trial, done.task->script());
   if (!inserted.ok()) {
     std::lock_guard lock(mu_);
     queue_.push_front(std::move(done));  // not stored: measure it again
@@ -856,13 +860,13 @@ absl::Status Coordinator::ReportResult(const std::string& worker_id, int64_t tas
     std::lock_guard lock(mu_);
     auto w = workers_.find(worker_id);
     if (w != workers_.end()) ++w->second.tasks_done;
-    auto job = jobs_.find(done.task.job_id());
+    auto job = jobs_.find(done.task->job_id());
     if (job != jobs_.end()) {
       JobRun& run = *job->second;
       // Counted whether or not this insert added the row: the task was still
       // leased or queued, so it completes exactly once here; had its candidate been
       // stored already (proposed twice), not counting it would stall the job.
-      if (ProblemRun* problem = FindProblemLocked(run, done.task.problem()); problem) {
+      if (ProblemRun* problem = FindProblemLocked(run, done.task->problem()); problem) {
         const bool ok = result.status() == mtune::v1::RESULT_STATUS_OK;
         const double total = result.total_s();
         if (ok && total > 0 && (problem->best_total_s == 0 || total < problem->best_total_s))

@@ -86,8 +86,11 @@ class Coordinator {
   // Blocks until a task is available for the worker and it holds fewer than
   // `window` tasks (1: only when idle), the worker is unknown (NotFound) or
   // `timeout_s` passes (nullopt); leases the task.
-  absl::StatusOr<std::optional<mtune::v1::Task>> NextTask(const std::string& worker_id,
-                                                          double timeout_s, uint32_t window = 1);
+  // The task is shared, read-only, with the coordinator's lease (no copy of
+  // its script per lease); null when none came.
+  absl::StatusOr<std::shared_ptr<const mtune::v1::Task>> NextTask(const std::string& worker_id,
+                                                                  double timeout_s,
+                                                                  uint32_t window = 1);
   // Whether `worker_id` is registered (a Work stream of an unknown worker is
   // refused before it starts).
   bool KnowsWorker(const std::string& worker_id);
@@ -109,7 +112,9 @@ class Coordinator {
 
  private:
   struct QueuedTask {
-    mtune::v1::Task task;
+    // Shared with the Work stream sending it (see NextTask); changed only under
+    // mu_ and only while no stream holds it.
+    std::shared_ptr<mtune::v1::Task> task;
     search::Point point;
   };
   struct ProblemRun {

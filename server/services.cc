@@ -200,10 +200,17 @@ grpc::Status CoordinatorService::Work(
         task_status = ToGrpc(task.status());
         break;
       }
-      if (!task->has_value()) continue;
-      *out.mutable_task() = std::move(**task);
-      std::lock_guard lock(write_mu);
-      if (!stream->Write(out)) break;  // the worker went away: Read below ends too
+      if (*task == nullptr) continue;
+      // Sent from the coordinator's own copy, not copied into `out` (a task is
+      // ~6 KB of script): lent to the message for the write, taken back after.
+      out.unsafe_arena_set_allocated_task(const_cast<mtune::v1::Task*>(task->get()));
+      bool written;
+      {
+        std::lock_guard lock(write_mu);
+        written = stream->Write(out);
+      }
+      out.unsafe_arena_release_task();
+      if (!written) break;  // the worker went away: Read below ends too
     }
     // Unblocks the handler's Read when this side ends first (the worker then
     // sees CANCELLED; task_status says why in the coordinator's return value).

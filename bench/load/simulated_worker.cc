@@ -1,5 +1,6 @@
 #include "bench/load/simulated_worker.h"
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 
@@ -84,7 +85,12 @@ grpc::Status SimulatedWorker::Serve() {
   out.mutable_start()->set_window(1);
   // Reports sent and not yet acknowledged, by task id.
   std::map<int64_t, Acknowledged> pending;
-  Clock::time_point asked = Clock::now();
+  // Per task in arrival order: when it arrived, its report went out, its ack came.
+  struct Times {
+    Clock::time_point arrived, reported, acknowledged;
+  };
+  std::vector<Times> times;
+  std::map<int64_t, size_t> index_of;  // task id -> index in `times`, until acknowledged
   if (stream->Write(out)) {
     mtune::v1::CoordinatorMessage in;
     while (stream->Read(&in)) {
@@ -98,16 +104,19 @@ grpc::Status SimulatedWorker::Serve() {
           if (stored_ != nullptr) ++*stored_;
         }
         if (it != pending.end()) pending.erase(it);
+        if (auto i = index_of.find(ack.task_id()); i != index_of.end()) {
+          times[i->second].acknowledged = Clock::now();
+          index_of.erase(i);
+        }
         if (pending.empty()) current_task_ = 0;
         continue;
       }
       if (!in.has_task()) continue;
       const mtune::v1::Task& task = in.task();
       const Clock::time_point now = Clock::now();
-      if (task_ids_.empty())
-        first_task_at_ = now;
-      else
-        lease_latencies_s_.push_back(std::chrono::duration<double>(now - asked).count());
+      if (task_ids_.empty()) first_task_at_ = now;
+      index_of[task.task_id()] = times.size();
+      times.push_back({now, {}, {}});
       task_ids_.push_back(task.task_id());
       current_task_ = task.task_id();
       pending.emplace(task.task_id(),
@@ -117,9 +126,16 @@ grpc::Status SimulatedWorker::Serve() {
       *report->mutable_result() = SyntheticResult(task);
       // Reporting frees this worker's window: the coordinator pushes the next task
       // as soon as it has read the report, before committing it.
-      asked = Clock::now();
+      times.back().reported = Clock::now();
       if (!stream->Write(out)) break;
     }
+  }
+  auto seconds = [](Clock::duration d) { return std::chrono::duration<double>(d).count(); };
+  for (size_t i = 1; i < times.size(); ++i) {
+    const Times& before = times[i - 1];
+    if (before.acknowledged == Clock::time_point{}) continue;  // never acknowledged
+    lease_latencies_s_.push_back(std::max(0.0, seconds(times[i].arrived - before.acknowledged)));
+    round_trips_s_.push_back(seconds(times[i].arrived - before.reported));
   }
   grpc::Status end = stream->Finish();
   std::lock_guard lock(context_mu_);

@@ -46,11 +46,18 @@ class SimulatedWorker {
 
   const std::string& name() const { return name_; }
   double heartbeat_interval_s() const { return heartbeat_interval_s_; }
-  // Seconds from asking for work (sending the previous task's report, which frees
-  // the worker's window; the coordinator pushes the next task before it commits
-  // the report) to receiving the task, one per task but the first. Read after
-  // Serve() returned.
+  // Lease latency, one per task but the first, seconds: from the worker being done
+  // with its previous task (the acknowledgement that its report is stored) to
+  // receiving the next; 0 when the next task came first (the coordinator pushes
+  // it as soon as it has read the report, before committing). The definition the
+  // bench has always used, so figures compare across protocol versions. Read
+  // after Serve() returned.
   const std::vector<double>& lease_latencies_s() const { return lease_latencies_s_; }
+  // Round trip, one per task but the first, seconds: from sending the previous
+  // task's report (which frees the window) to receiving the next task. In a
+  // closed loop that saturates the coordinator this includes the queueing: its
+  // mean is about workers / rate minus the worker's own time per task.
+  const std::vector<double>& round_trips_s() const { return round_trips_s_; }
   // When the first task arrived (the stream opens before any job exists, so its
   // wait is job start-up, not lease latency).
   std::chrono::steady_clock::time_point first_task_at() const { return first_task_at_; }
@@ -79,6 +86,7 @@ class SimulatedWorker {
   std::mutex context_mu_;
   grpc::ClientContext* lease_context_ = nullptr;  // the Work stream's; guarded by context_mu_
   std::vector<double> lease_latencies_s_;
+  std::vector<double> round_trips_s_;
   std::chrono::steady_clock::time_point first_task_at_{};
   std::vector<int64_t> task_ids_;
   int failed_reports_ = 0;
