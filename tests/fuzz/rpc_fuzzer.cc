@@ -9,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <deque>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -147,75 +148,84 @@ void ExpectNoHang(const grpc::Status& status, const char* method) {
     Fail(std::string(method) + " did not answer within the deadline: " + status.error_message());
 }
 
-// One Work stream: start, the call's reports, up to `reads` tasks (each reported
-// at once if asked), then the worker closes its side and reads what is left. A
-// watchdog closes it after kStreamWaitS * (reads + 1) when fewer tasks come. Every
-// report must get exactly one acknowledgement when the stream ends OK.
+// One Work stream: start, the call's reports, then up to `reads` tasks (each
+// reported at once if asked, waiting at most kStreamWaitS * (reads + 1)), then the
+// worker closes its side and the stream runs to its end. A reader thread takes
+// everything the coordinator sends while this thread writes (the in-process
+// transport completes a write only when the other side reads it, so one thread
+// writing and reading in turn could deadlock with the coordinator's writes).
+// Every report must get exactly one acknowledgement when the stream ends OK.
 void RunWork(InProcessCoordinator& c, const mtune::fuzz::Call& call, const std::string* worker,
              const int64_t* task, uint32_t reads, Seen& seen) {
   const mtune::fuzz::WorkCall& work = call.work();
   grpc::ClientContext context;
   context.set_deadline(In(kUnaryDeadlineS));
   auto stream = c.workers->Work(&context);
-  std::mutex write_mu;
-  std::condition_variable wake;
-  bool closed = false;  // guarded by write_mu: WritesDone was called
-  std::map<int64_t, int> sent;  // reports per task id (written on this thread only)
-  auto write = [&](const mtune::v1::WorkerMessage& message) {
-    std::lock_guard lock(write_mu);
-    if (closed) return false;
-    if (message.has_report()) ++sent[message.report().task_id()];
+  std::mutex mu;
+  std::condition_variable changed;
+  // Guarded by mu:
+  std::deque<int64_t> to_report;  // tasks read, to report (report_tasks)
+  uint32_t tasks_read = 0;
+  bool ended = false;
+  std::map<int64_t, int> sent, acked;  // reports and acknowledgements per task id
+  std::thread reader([&] {
+    mtune::v1::CoordinatorMessage in;
+    while (stream->Read(&in)) {
+      std::lock_guard lock(mu);
+      if (in.has_task()) {
+        const mtune::v1::Task& leased = in.task();
+        if (leased.task_id() <= 0 || leased.script().empty())
+          Fail("Work streamed a task without an id or a script");
+        seen.tasks.push_back(leased.task_id());
+        if (++tasks_read <= reads && work.report_tasks()) to_report.push_back(leased.task_id());
+      } else if (in.has_ack()) {
+        const int64_t id = in.ack().task_id();
+        if (++acked[id] > sent[id]) Fail("Work acknowledged a report that was not sent");
+        if (in.ack().stored() != in.ack().error().empty())
+          Fail("a ReportAck must carry an error exactly when it says not stored");
+      }
+      changed.notify_all();
+    }
+    std::lock_guard lock(mu);
+    ended = true;
+    changed.notify_all();
+  });
+  auto send = [&](const mtune::v1::WorkerMessage& message) {
+    if (message.has_report()) {
+      std::lock_guard lock(mu);
+      ++sent[message.report().task_id()];  // before the ack can arrive
+    }
     return stream->Write(message);
-  };
-  auto close_writes = [&] {
-    std::lock_guard lock(write_mu);
-    if (!closed) stream->WritesDone();
-    closed = true;
-    wake.notify_all();
   };
   mtune::v1::WorkerMessage message;
   *message.mutable_start() = work.start();
   if (worker) message.mutable_start()->set_worker_id(*worker);
-  bool open = write(message);
+  bool open = send(message);
   for (int i = 0; open && i < std::min(work.reports_size(), kMaxReports); ++i) {
     *message.mutable_report() = work.reports(i);
     if (task && message.report().task_id() == 0) message.mutable_report()->set_task_id(*task);
-    open = write(message);
+    open = send(message);
   }
-  std::thread watchdog([&] {
-    std::unique_lock lock(write_mu);
-    if (!wake.wait_for(lock, std::chrono::duration<double>(kStreamWaitS * (reads + 1)),
-                       [&] { return closed; })) {
+  const auto until = std::chrono::steady_clock::now() +
+                     std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                         std::chrono::duration<double>(kStreamWaitS * (reads + 1)));
+  while (open) {
+    std::unique_lock lock(mu);
+    changed.wait_until(lock, until,
+                       [&] { return ended || !to_report.empty() || tasks_read >= reads; });
+    if (!to_report.empty()) {
+      const int64_t id = to_report.front();
+      to_report.pop_front();
       lock.unlock();
-      close_writes();
+      message.mutable_report()->set_task_id(id);
+      *message.mutable_report()->mutable_result() = work.result_for_each_task();
+      open = send(message);
+      continue;
     }
-  });
-  if (reads == 0) close_writes();
-  uint32_t tasks_read = 0;
-  std::map<int64_t, int> acked;
-  mtune::v1::CoordinatorMessage in;
-  while (stream->Read(&in)) {
-    if (in.has_task()) {
-      const mtune::v1::Task& leased = in.task();
-      if (leased.task_id() <= 0 || leased.script().empty())
-        Fail("Work streamed a task without an id or a script");
-      seen.tasks.push_back(leased.task_id());
-      if (++tasks_read > reads) continue;  // pushed before the close reached it
-      if (work.report_tasks()) {
-        message.mutable_report()->set_task_id(leased.task_id());
-        *message.mutable_report()->mutable_result() = work.result_for_each_task();
-        (void)write(message);
-      }
-      if (tasks_read == reads) close_writes();
-    } else if (in.has_ack()) {
-      const int64_t id = in.ack().task_id();
-      if (++acked[id] > sent[id]) Fail("Work acknowledged a report that was not sent");
-      if (in.ack().stored() != in.ack().error().empty())
-        Fail("a ReportAck must carry an error exactly when it says not stored");
-    }
+    if (ended || tasks_read >= reads || std::chrono::steady_clock::now() >= until) break;
   }
-  close_writes();
-  watchdog.join();
+  stream->WritesDone();
+  reader.join();
   grpc::Status s = stream->Finish();
   ExpectNoHang(s, "Work");
   if (s.ok() && acked != sent) Fail("Work ended OK without acknowledging every report");
