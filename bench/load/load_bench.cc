@@ -421,8 +421,12 @@ int main(int argc, char** argv) {
   printf("%7d  %5u  %7.2f  %7.0f  %12.3f  %12.3f  %12.3f  %11.1f  %17.3f  %17.3f\n", workers,
          expected, elapsed_s, rate, lease.p50 * 1e3, lease.p99 * 1e3, lease.max * 1e3,
          startup_s * 1e3, round_trip.p50 * 1e3, round_trip.p99 * 1e3);
-  printf("goals: >= 5000 tasks/s (%s), p99 lease latency <= 10 ms (%s)\n",
-         rate >= 5000 ? "met" : "NOT met", lease.p99 <= 0.010 ? "met" : "NOT met");
+  // The lease latency is ~0 by construction when the next task is pushed before
+  // the commit; the round trip (report to next task) says what a worker waits.
+  printf("goals: >= 5000 tasks/s (%s), p99 lease latency <= 10 ms (%s; round trip p99 "
+         "%.1f ms, see bench/README.md)\n",
+         rate >= 5000 ? "met" : "NOT met", lease.p99 <= 0.010 ? "met" : "NOT met",
+         round_trip.p99 * 1e3);
   if (!json_path.empty()) {
     nlohmann::json out = {{"workers", workers},       {"tasks", expected},
                           {"seconds", elapsed_s},     {"tasks_per_s", rate},
