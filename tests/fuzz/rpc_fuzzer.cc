@@ -12,6 +12,7 @@
 #include <deque>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <cstdint>
 #include <cstdio>
@@ -158,6 +159,8 @@ void ExpectNoHang(const grpc::Status& status, const char* method) {
 void RunWork(InProcessCoordinator& c, const mtune::fuzz::Call& call, const std::string* worker,
              const int64_t* task, uint32_t reads, Seen& seen) {
   const mtune::fuzz::WorkCall& work = call.work();
+  // By value: `task` points into seen.tasks, which the reader thread appends to.
+  const std::optional<int64_t> use_task = task ? std::optional<int64_t>(*task) : std::nullopt;
   grpc::ClientContext context;
   context.set_deadline(In(kUnaryDeadlineS));
   auto stream = c.workers->Work(&context);
@@ -203,7 +206,8 @@ void RunWork(InProcessCoordinator& c, const mtune::fuzz::Call& call, const std::
   bool open = send(message);
   for (int i = 0; open && i < std::min(work.reports_size(), kMaxReports); ++i) {
     *message.mutable_report() = work.reports(i);
-    if (task && message.report().task_id() == 0) message.mutable_report()->set_task_id(*task);
+    if (use_task && message.report().task_id() == 0)
+      message.mutable_report()->set_task_id(*use_task);
     open = send(message);
   }
   const auto until = std::chrono::steady_clock::now() +
