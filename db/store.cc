@@ -557,19 +557,37 @@ absl::StatusOr<std::pair<v1::Target, v1::Calibration>> Store::GetTarget(
 // Results
 // ---------------------------------------------------------------------------
 
+namespace {
+// Group commit gathering (see Store::group_gathered_): a writer that finds the
+// previous group began less than kGatherIfBusy ago waits up to kGatherWait, or
+// until kGatherMax trials wait, before it begins its transaction.
+constexpr std::chrono::microseconds kGatherIfBusy{2000};
+constexpr std::chrono::microseconds kGatherWait{1000};
+constexpr size_t kGatherMax = 32;
+}  // namespace
+
 absl::StatusOr<bool> Store::InsertResult(const v1::TrialResult& trial, const std::string& script) {
   if (absl::Status status = ValidateTrial(trial); !status.ok()) return status;
   PendingInsert mine{TrialToStore{&trial, &script}};
   std::unique_lock<std::mutex> group(group_mu_);
   group_pending_.push_back(&mine);
+  if (group_gathering_ && group_pending_.size() >= kGatherMax) group_gathered_.notify_one();
   while (!mine.done) {
     if (group_writing_) {
-      // Another thread is committing; ours goes into the next group (or is in
-      // this one, and `done` tells when it has committed).
+      // Another thread is committing (or gathering); ours goes into the next
+      // group (or is in this one, and `done` tells when it has committed).
       group_done_.wait(group);
       continue;
     }
     group_writing_ = true;
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_group_begin_ < kGatherIfBusy && group_pending_.size() < kGatherMax) {
+      group_gathering_ = true;
+      group_gathered_.wait_until(group, now + kGatherWait,
+                                 [&] { return group_pending_.size() >= kGatherMax; });
+      group_gathering_ = false;
+    }
+    last_group_begin_ = std::chrono::steady_clock::now();
     std::vector<PendingInsert*> batch;
     batch.swap(group_pending_);
     group.unlock();

@@ -377,7 +377,7 @@ absl::StatusOr<mtune::v1::Job> Coordinator::CancelJob(int64_t job_id) {
     }
     JobRun& job = *it->second;
     // Queued tasks are dropped; leased ones finish and their results are kept.
-    std::erase_if(queue_, [&](const QueuedTask& q) { return q.task.job_id() == job_id; });
+    std::erase_if(queue_, [&](const QueuedTask& q) { return q.task->job_id() == job_id; });
     for (auto& p : job.problems) p->exhausted = true;
     uint32_t done = 0;
     for (auto& p : job.problems) done += p->finished;
@@ -493,8 +493,8 @@ bool Coordinator::ProposeOneLocked(JobRun& job, ProblemRun& run) {
     RecordResultLocked(run, false, 0);
     return true;
   }
-  task.set_script(*script);
-  queue_.push_back({std::move(task), points[0]});
+  task.set_script(std::move(*script));
+  queue_.push_back({std::make_shared<mtune::v1::Task>(std::move(task)), points[0]});
   return true;
 }
 
@@ -515,7 +515,7 @@ void Coordinator::StopProblemLocked(ProblemRun& run, int64_t job_id, const std::
   const std::string key = run.problem.Key();
   const size_t before = queue_.size();
   std::erase_if(queue_, [&](const QueuedTask& q) {
-    return q.task.job_id() == job_id && q.task.problem() == key;
+    return q.task->job_id() == job_id && q.task->problem() == key;
   });
   run.proposed -= static_cast<uint32_t>(before - queue_.size());
 }
@@ -578,7 +578,7 @@ std::optional<mtune::v1::Task> Coordinator::LeasedTask(int64_t task_id) {
   std::lock_guard lock(mu_);
   auto it = leases_.find(task_id);
   if (it == leases_.end()) return std::nullopt;
-  return it->second.queued.task;
+  return *it->second.queued.task;
 }
 
 absl::StatusOr<mtune::v1::RegisterResponse> Coordinator::Register(
@@ -619,9 +619,8 @@ absl::StatusOr<mtune::v1::RegisterResponse> Coordinator::Register(
   return response;
 }
 
-absl::StatusOr<std::optional<mtune::v1::Task>> Coordinator::NextTask(const std::string& worker_id,
-                                                                     double timeout_s,
-                                                                     uint32_t window) {
+absl::StatusOr<std::shared_ptr<const mtune::v1::Task>> Coordinator::NextTask(
+    const std::string& worker_id, double timeout_s, uint32_t window) {
   std::unique_lock lock(mu_);
   auto it = workers_.find(worker_id);
   if (it == workers_.end())
@@ -644,7 +643,8 @@ absl::StatusOr<std::optional<mtune::v1::Task>> Coordinator::NextTask(const std::
     if (it == workers_.end())
       return absl::NotFoundError(absl::StrCat("worker '", worker_id, "' was replaced"));
     WorkerState& w = it->second;
-    if (stopping_) return std::nullopt;
+    if (stopping_) return nullptr;
+    if (!w.streaming) return nullptr;  // its Work stream ended meanwhile
     if (!queue_.empty() && CanTakeTaskLocked(w)) {
       if (w.waiting) {  // woken by something else than WakeWorkersLocked
         w.waiting = false;
@@ -664,29 +664,34 @@ absl::StatusOr<std::optional<mtune::v1::Task>> Coordinator::NextTask(const std::
         it->second.waiting = false;
         std::erase(waiting_, worker_id);
       }
-      return std::nullopt;
+      return nullptr;
     }
   }
   QueuedTask queued = std::move(queue_.front());
   queue_.pop_front();
+  // Shared with the stream that sends it, which serializes it outside mu_: a task
+  // still held by an earlier stream (re-queued while being sent) is copied before
+  // it changes.
+  if (queued.task.use_count() > 1) queued.task = std::make_shared<mtune::v1::Task>(*queued.task);
+  mtune::v1::Task& task = *queued.task;
   // The limit is set now, when the run starts, from the best time known now;
   // time spent waiting in the queue is not counted.
-  queued.task.set_time_limit_s(TimeLimitLocked(queued.task));
+  task.set_time_limit_s(TimeLimitLocked(task));
   // A task leased behind others waits for them: its run starts at the latest
   // when every task ahead of it has used up its own limit.
   double ahead_s = 0;
   for (int64_t held : it->second.leased)
-    if (auto l = leases_.find(held); l != leases_.end()) ahead_s += l->second.queued.task.time_limit_s();
-  const double lease_s = ahead_s + queued.task.time_limit_s() + kLeaseGraceS;
+    if (auto l = leases_.find(held); l != leases_.end()) ahead_s += l->second.queued.task->time_limit_s();
+  const double lease_s = ahead_s + task.time_limit_s() + kLeaseGraceS;
   Lease lease;
   lease.worker_id = worker_id;
   lease.deadline = Now() + lease_s;
-  queued.task.set_lease_deadline_unix_s(UnixNow() + lease_s);
-  mtune::v1::Task task = queued.task;
+  task.set_lease_deadline_unix_s(UnixNow() + lease_s);
+  std::shared_ptr<const mtune::v1::Task> leased = queued.task;
   lease.queued = std::move(queued);
-  it->second.leased.insert(task.task_id());
-  leases_[task.task_id()] = std::move(lease);
-  return task;
+  it->second.leased.insert(leased->task_id());
+  leases_[leased->task_id()] = std::move(lease);
+  return leased;
 }
 
 double Coordinator::TimeLimitLocked(const mtune::v1::Task& task) {
@@ -734,6 +739,11 @@ void Coordinator::WakeWorkersLocked() {
   }
 }
 
+bool Coordinator::KnowsWorker(const std::string& worker_id) {
+  std::lock_guard lock(mu_);
+  return workers_.contains(worker_id);
+}
+
 void Coordinator::WorkerDisconnected(const std::string& worker_id) {
   {
     std::lock_guard lock(mu_);
@@ -741,6 +751,7 @@ void Coordinator::WorkerDisconnected(const std::string& worker_id) {
     if (it == workers_.end()) return;
     it->second.streaming = false;
     it->second.gone = true;
+    it->second.wake->notify_all();  // a NextTask of the ended stream returns now
     if (it->second.waiting) {
       it->second.waiting = false;
       std::erase(waiting_, worker_id);
@@ -765,7 +776,7 @@ mtune::v1::HeartbeatResponse Coordinator::Heartbeat(const mtune::v1::HeartbeatRe
   if (request.task_id() != 0) {
     auto lease = leases_.find(request.task_id());
     if (lease != leases_.end()) {
-      auto job = jobs_.find(lease->second.queued.task.job_id());
+      auto job = jobs_.find(lease->second.queued.task->job_id());
       if (job != jobs_.end() && job->second->ended) response.set_cancel_task(true);
     }
   }
@@ -778,37 +789,37 @@ Coordinator::ProblemRun* Coordinator::FindProblemLocked(JobRun& job, const std::
   return nullptr;
 }
 
-absl::StatusOr<mtune::v1::ReportResultResponse> Coordinator::ReportResult(
-    const mtune::v1::ReportResultRequest& request) {
+absl::Status Coordinator::ReportResult(const std::string& worker_id, int64_t task_id,
+                                       const mtune::v1::Result& result) {
   QueuedTask done;
   std::string worker_name, target_id;
   {
     std::lock_guard lock(mu_);
-    auto w = workers_.find(request.worker_id());
+    auto w = workers_.find(worker_id);
     if (w == workers_.end())
       return absl::NotFoundError(
-          absl::StrCat("unknown worker '", request.worker_id(), "': register again"));
+          absl::StrCat("unknown worker '", worker_id, "': register again"));
     w->second.last_seen = Now();
     worker_name = w->second.info.name();
     target_id = w->second.info.target().id();
-    auto lease = leases_.find(request.task_id());
+    auto lease = leases_.find(task_id);
     if (lease != leases_.end()) {
       done = std::move(lease->second.queued);
-      if (lease->second.worker_id != request.worker_id()) {
+      if (lease->second.worker_id != worker_id) {
         // A straggler: its lease expired and the task went to another worker, which
         // is still measuring it. This result is stored; the re-run's report will
         // find nothing leased and be dropped. The other worker stays busy (it is).
         fprintf(stderr,
                 "mtune-coordinator: task %lld: late report from %s stored; the re-run on %s "
                 "will be dropped\n",
-                static_cast<long long>(request.task_id()), request.worker_id().c_str(),
+                static_cast<long long>(task_id), worker_id.c_str(),
                 lease->second.worker_id.c_str());
       }
       leases_.erase(lease);
     } else {
       // Re-queued after its lease expired, but the first worker finished after all.
       auto queued = std::find_if(queue_.begin(), queue_.end(), [&](const QueuedTask& q) {
-        return q.task.task_id() == request.task_id();
+        return q.task->task_id() == task_id;
       });
       if (queued == queue_.end()) {
         // Already stored from another report (or its job ended): storing is
@@ -816,17 +827,15 @@ absl::StatusOr<mtune::v1::ReportResultResponse> Coordinator::ReportResult(
         fprintf(stderr,
                 "mtune-coordinator: task %lld: late report from %s dropped: the task was "
                 "already reported\n",
-                static_cast<long long>(request.task_id()), request.worker_id().c_str());
-        mtune::v1::ReportResultResponse response;
-        response.set_stored(true);
-        w->second.leased.erase(request.task_id());
+                static_cast<long long>(task_id), worker_id.c_str());
+        w->second.leased.erase(task_id);
         WakeWorkersLocked();
-        return response;
+        return absl::OkStatus();
       }
       done = std::move(*queued);
       queue_.erase(queued);
     }
-    w->second.leased.erase(request.task_id());
+    w->second.leased.erase(task_id);
     // The worker's next task goes out while this result is being committed, so
     // it is not idle for the commit; the acknowledgement still waits for it.
     WakeWorkersLocked();
@@ -834,13 +843,13 @@ absl::StatusOr<mtune::v1::ReportResultResponse> Coordinator::ReportResult(
 
   // Commit before acknowledging: once the worker hears "stored", the result is durable.
   mtune::v1::TrialResult trial;
-  trial.set_job_id(done.task.job_id());
-  trial.set_problem(done.task.problem());
+  trial.set_job_id(done.task->job_id());
+  trial.set_problem(done.task->problem());
   trial.set_target_id(target_id);
-  *trial.mutable_candidate() = done.task.candidate();
-  *trial.mutable_result() = request.result();
+  *trial.mutable_candidate() = done.task->candidate();
+  *trial.mutable_result() = result;
   trial.set_worker_name(worker_name);
-  auto inserted = store_->InsertResult(trial, done.task.script());
+  auto inserted = store_->InsertResult(trial, done.task->script());
   if (!inserted.ok()) {
     std::lock_guard lock(mu_);
     queue_.push_front(std::move(done));  // not stored: measure it again
@@ -849,23 +858,23 @@ absl::StatusOr<mtune::v1::ReportResultResponse> Coordinator::ReportResult(
   }
   {
     std::lock_guard lock(mu_);
-    auto w = workers_.find(request.worker_id());
+    auto w = workers_.find(worker_id);
     if (w != workers_.end()) ++w->second.tasks_done;
-    auto job = jobs_.find(done.task.job_id());
+    auto job = jobs_.find(done.task->job_id());
     if (job != jobs_.end()) {
       JobRun& run = *job->second;
       // Counted whether or not this insert added the row: the task was still
       // leased or queued, so it completes exactly once here; had its candidate been
       // stored already (proposed twice), not counting it would stall the job.
-      if (ProblemRun* problem = FindProblemLocked(run, done.task.problem()); problem) {
-        const bool ok = request.result().status() == mtune::v1::RESULT_STATUS_OK;
-        const double total = request.result().total_s();
+      if (ProblemRun* problem = FindProblemLocked(run, done.task->problem()); problem) {
+        const bool ok = result.status() == mtune::v1::RESULT_STATUS_OK;
+        const double total = result.total_s();
         if (ok && total > 0 && (problem->best_total_s == 0 || total < problem->best_total_s))
           problem->best_total_s = total;
         problem->search->Observe(
-            std::vector<search::Observation>{{done.point, ok, request.result().gflops()}});
+            std::vector<search::Observation>{{done.point, ok, result.gflops()}});
         ++problem->finished;
-        RecordResultLocked(*problem, ok, request.result().gflops());
+        RecordResultLocked(*problem, ok, result.gflops());
       }
       ++run.version;
       RefillLocked(run);
@@ -874,9 +883,7 @@ absl::StatusOr<mtune::v1::ReportResultResponse> Coordinator::ReportResult(
     WakeWorkersLocked();
   }
   job_changed_.notify_all();
-  mtune::v1::ReportResultResponse response;
-  response.set_stored(true);
-  return response;
+  return absl::OkStatus();
 }
 
 void Coordinator::ReaperLoop() {

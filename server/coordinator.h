@@ -1,6 +1,6 @@
 // The coordinator: validates jobs, turns search proposals into tasks, leases them
 // to workers with deadlines, commits every result before acknowledging it, and
-// ends jobs. Transport-free: server/*_service.cc adapt it to gRPC.
+// ends jobs. Transport-free: server/services.{h,cc} adapt it to gRPC.
 #pragma once
 
 #include <condition_variable>
@@ -86,14 +86,23 @@ class Coordinator {
   // Blocks until a task is available for the worker and it holds fewer than
   // `window` tasks (1: only when idle), the worker is unknown (NotFound) or
   // `timeout_s` passes (nullopt); leases the task.
-  absl::StatusOr<std::optional<mtune::v1::Task>> NextTask(const std::string& worker_id,
-                                                          double timeout_s, uint32_t window = 1);
-  // The worker's lease stream closed: its unfinished tasks go back to the queue.
+  // The task is shared, read-only, with the coordinator's lease (no copy of
+  // its script per lease); null when none came.
+  absl::StatusOr<std::shared_ptr<const mtune::v1::Task>> NextTask(const std::string& worker_id,
+                                                                  double timeout_s,
+                                                                  uint32_t window = 1);
+  // Whether `worker_id` is registered (a Work stream of an unknown worker is
+  // refused before it starts).
+  bool KnowsWorker(const std::string& worker_id);
+  // The worker's Work stream closed: its unfinished tasks go back to the queue.
   void WorkerDisconnected(const std::string& worker_id);
   mtune::v1::HeartbeatResponse Heartbeat(const mtune::v1::HeartbeatRequest& request);
-  // Commits the result, then updates the job; OK only once it is stored.
-  absl::StatusOr<mtune::v1::ReportResultResponse> ReportResult(
-      const mtune::v1::ReportResultRequest& request);
+  // Commits the result of `task_id`, measured by `worker_id`, then updates the
+  // job; OK only once it is stored (or was stored by an earlier report). The
+  // worker's place in its window is freed (and its next task handed out) before
+  // the commit.
+  absl::Status ReportResult(const std::string& worker_id, int64_t task_id,
+                            const mtune::v1::Result& result);
 
   db::Store* store() { return store_; }
 
@@ -103,7 +112,9 @@ class Coordinator {
 
  private:
   struct QueuedTask {
-    mtune::v1::Task task;
+    // Shared with the Work stream sending it (see NextTask); changed only under
+    // mu_ and only while no stream holds it.
+    std::shared_ptr<mtune::v1::Task> task;
     search::Point point;
   };
   struct ProblemRun {
@@ -143,12 +154,12 @@ class Coordinator {
     bool gone = false;
     // Tasks leased and not yet reported, oldest (the one it measures) first.
     std::set<int64_t> leased;
-    // How many it may hold at once (LeaseRequest.window, capped).
+    // How many it may hold at once (WorkStart.window, capped).
     uint32_t window = 1;
     uint32_t tasks_done = 0;
     // Signalled when this worker's blocked NextTask may have work (or must
     // return). One per worker: a queued task wakes one waiting worker instead of
-    // every lease stream (with 64 workers, waking all of them on each report
+    // every Work stream (with 64 workers, waking all of them on each report
     // cost more CPU than everything else the coordinator did). Shared so a
     // waiter keeps it alive if the worker is replaced while it waits.
     std::shared_ptr<std::condition_variable> wake = std::make_shared<std::condition_variable>();

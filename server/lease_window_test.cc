@@ -1,4 +1,4 @@
-// The lease window (LeaseRequest.window): a worker may hold several tasks at once
+// The lease window (WorkStart.window): a worker may hold several tasks at once
 // (it compiles the next while it times one), never more than its window; the
 // tasks held behind others get lease deadlines that allow for those; and all of
 // them go back to the queue when the worker disconnects. No RPC: the coordinator
@@ -69,13 +69,13 @@ TEST_F(LeaseWindow, AWorkerHoldsUpToItsWindowAndNoMore) {
   for (int i = 0; i < 3; ++i) {
     auto task = coordinator_->NextTask(worker, 2, /*window=*/3);
     ASSERT_TRUE(task.ok()) << task.status();
-    ASSERT_TRUE(task->has_value()) << "task " << i << " of a window of 3 not leased";
+    ASSERT_NE(*task, nullptr) << "task " << i << " of a window of 3 not leased";
     held.push_back(**task);
   }
   // Full: the fourth waits (nullopt after the timeout) although the queue has work.
   auto fourth = coordinator_->NextTask(worker, 0.2, 3);
   ASSERT_TRUE(fourth.ok());
-  EXPECT_FALSE(fourth->has_value());
+  EXPECT_EQ(*fourth, nullptr);
   // The one it times is the oldest; later ones may wait for those ahead of them.
   auto workers = coordinator_->ListWorkers();
   ASSERT_EQ(workers.size(), 1u);
@@ -85,25 +85,23 @@ TEST_F(LeaseWindow, AWorkerHoldsUpToItsWindowAndNoMore) {
   EXPECT_NEAR(held[2].lease_deadline_unix_s() - held[0].lease_deadline_unix_s(), 2 * limit, 1.0);
 
   // A report frees one place in the window.
-  mtune::v1::ReportResultRequest report;
-  report.set_worker_id(worker);
-  report.set_task_id(held[0].task_id());
-  report.mutable_result()->set_status(mtune::v1::RESULT_STATUS_COMPILE_ERROR);
-  report.mutable_result()->set_error("test");
-  ASSERT_TRUE(coordinator_->ReportResult(report).ok());
+  mtune::v1::Result result;
+  result.set_status(mtune::v1::RESULT_STATUS_COMPILE_ERROR);
+  result.set_error("test");
+  ASSERT_TRUE(coordinator_->ReportResult(worker, held[0].task_id(), result).ok());
   auto next = coordinator_->NextTask(worker, 2, 3);
   ASSERT_TRUE(next.ok());
-  EXPECT_TRUE(next->has_value());
+  EXPECT_NE(*next, nullptr);
 }
 
 TEST_F(LeaseWindow, WindowOneIsTheOriginalOneTaskAtATime) {
   const std::string worker = RegisterWorker("w");
   SubmitJob(10);
   auto first = coordinator_->NextTask(worker, 2, /*window=*/0);  // 0 from an old worker
-  ASSERT_TRUE(first.ok() && first->has_value());
+  ASSERT_TRUE(first.ok() && *first != nullptr);
   auto second = coordinator_->NextTask(worker, 0.2, 0);
   ASSERT_TRUE(second.ok());
-  EXPECT_FALSE(second->has_value());
+  EXPECT_EQ(*second, nullptr);
 }
 
 TEST_F(LeaseWindow, EveryHeldTaskIsRequeuedWhenTheWorkerDisconnects) {
@@ -112,7 +110,7 @@ TEST_F(LeaseWindow, EveryHeldTaskIsRequeuedWhenTheWorkerDisconnects) {
   std::set<int64_t> held;
   for (int i = 0; i < 2; ++i) {
     auto task = coordinator_->NextTask(a, 2, 2);
-    ASSERT_TRUE(task.ok() && task->has_value());
+    ASSERT_TRUE(task.ok() && *task != nullptr);
     held.insert((*task)->task_id());
   }
   coordinator_->WorkerDisconnected(a);
@@ -121,7 +119,7 @@ TEST_F(LeaseWindow, EveryHeldTaskIsRequeuedWhenTheWorkerDisconnects) {
   std::set<int64_t> again;
   for (int i = 0; i < 2; ++i) {
     auto task = coordinator_->NextTask(b, 2, 2);
-    ASSERT_TRUE(task.ok() && task->has_value());
+    ASSERT_TRUE(task.ok() && *task != nullptr);
     again.insert((*task)->task_id());
   }
   EXPECT_EQ(again, held);

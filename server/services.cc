@@ -1,5 +1,9 @@
 #include "server/services.h"
 
+#include <atomic>
+#include <mutex>
+#include <thread>
+
 #include "absl/strings/str_cat.h"
 #include "db/export.h"
 #include "strategies/transform_library.h"
@@ -164,19 +168,80 @@ grpc::Status CoordinatorService::Register(grpc::ServerContext* context,
   return grpc::Status::OK;
 }
 
-grpc::Status CoordinatorService::Lease(grpc::ServerContext* context,
-                                       const mtune::v1::LeaseRequest* req,
-                                       grpc::ServerWriter<mtune::v1::Task>* writer) {
+grpc::Status CoordinatorService::Work(
+    grpc::ServerContext* context,
+    grpc::ServerReaderWriter<mtune::v1::CoordinatorMessage, mtune::v1::WorkerMessage>* stream) {
   MTUNE_AUTHORIZE(context, Action::kWork);
-  while (!context->IsCancelled() && !shutting_down_->load()) {
-    auto task = coordinator_->NextTask(req->worker_id(), 0.5, req->window());
-    if (!task.ok()) return ToGrpc(task.status());
-    if (!task->has_value()) continue;
-    if (!writer->Write(**task)) break;
+  mtune::v1::WorkerMessage message;
+  if (!stream->Read(&message))
+    return grpc::Status(grpc::StatusCode::CANCELLED, "Work stream closed before its WorkStart");
+  if (!message.has_start())
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                        "the first message of a Work stream must be a WorkStart");
+  const std::string worker_id = message.start().worker_id();
+  const uint32_t window = message.start().window();
+  if (!coordinator_->KnowsWorker(worker_id))
+    return grpc::Status(grpc::StatusCode::NOT_FOUND,
+                        absl::StrCat("unknown worker '", worker_id, "': register again"));
+
+  // Tasks and acknowledgements come from two threads; one write at a time.
+  std::mutex write_mu;
+  std::atomic<bool> done{false};
+  grpc::Status task_status = grpc::Status::OK;  // the task thread's; read after join
+  std::thread tasks([&] {
+    mtune::v1::CoordinatorMessage out;
+    while (!done.load() && !context->IsCancelled()) {
+      if (shutting_down_->load()) {
+        task_status = grpc::Status(grpc::StatusCode::UNAVAILABLE, "coordinator shutting down");
+        break;
+      }
+      auto task = coordinator_->NextTask(worker_id, 0.5, window);
+      if (!task.ok()) {
+        task_status = ToGrpc(task.status());
+        break;
+      }
+      if (*task == nullptr) continue;
+      // Sent from the coordinator's own copy, not copied into `out` (a task is
+      // ~6 KB of script): lent to the message for the write, taken back after.
+      out.unsafe_arena_set_allocated_task(const_cast<mtune::v1::Task*>(task->get()));
+      bool written;
+      {
+        std::lock_guard lock(write_mu);
+        written = stream->Write(out);
+      }
+      out.unsafe_arena_release_task();
+      if (!written) break;  // the worker went away: Read below ends too
+    }
+    // Unblocks the handler's Read when this side ends first (the worker then
+    // sees CANCELLED; task_status says why in the coordinator's return value).
+    if (!done.load()) context->TryCancel();
+  });
+
+  grpc::Status read_status = grpc::Status::OK;
+  mtune::v1::CoordinatorMessage ack_message;
+  while (stream->Read(&message)) {
+    if (!message.has_report()) {
+      read_status = grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                           "after its WorkStart a Work stream carries only TaskReports");
+      break;
+    }
+    const mtune::v1::TaskReport& report = message.report();
+    // Commits before answering: once the worker reads stored = true, it is durable.
+    absl::Status stored = coordinator_->ReportResult(worker_id, report.task_id(), report.result());
+    mtune::v1::ReportAck* ack = ack_message.mutable_ack();
+    ack->set_task_id(report.task_id());
+    ack->set_stored(stored.ok());
+    ack->set_error(stored.ok() ? std::string() : stored.ToString());
+    std::lock_guard lock(write_mu);
+    if (!stream->Write(ack_message)) break;
   }
-  // Stream closed (worker gone or shutting down): its unfinished task is re-queued.
-  coordinator_->WorkerDisconnected(req->worker_id());
-  return grpc::Status(grpc::StatusCode::UNAVAILABLE, "lease stream closed");
+  // The worker closed its side, or the stream broke: no more tasks for it, and
+  // the ones it holds unreported go back to the queue.
+  done = true;
+  coordinator_->WorkerDisconnected(worker_id);  // also wakes the task thread
+  tasks.join();
+  if (!read_status.ok()) return read_status;
+  return task_status;
 }
 
 grpc::Status CoordinatorService::Heartbeat(grpc::ServerContext* context,
@@ -184,16 +249,6 @@ grpc::Status CoordinatorService::Heartbeat(grpc::ServerContext* context,
                                            mtune::v1::HeartbeatResponse* resp) {
   MTUNE_AUTHORIZE(context, Action::kWork);
   *resp = coordinator_->Heartbeat(*req);
-  return grpc::Status::OK;
-}
-
-grpc::Status CoordinatorService::ReportResult(grpc::ServerContext* context,
-                                              const mtune::v1::ReportResultRequest* req,
-                                              mtune::v1::ReportResultResponse* resp) {
-  MTUNE_AUTHORIZE(context, Action::kWork);
-  auto r = coordinator_->ReportResult(*req);
-  if (!r.ok()) return ToGrpc(r.status());
-  *resp = *r;
   return grpc::Status::OK;
 }
 

@@ -74,12 +74,14 @@ class CoordinatorService final : public mtune::v1::Coordinator::Service {
 
   grpc::Status Register(grpc::ServerContext*, const mtune::v1::RegisterRequest*,
                         mtune::v1::RegisterResponse*) override;
-  grpc::Status Lease(grpc::ServerContext*, const mtune::v1::LeaseRequest*,
-                     grpc::ServerWriter<mtune::v1::Task>*) override;
+  // Two threads per stream: this handler reads reports, commits each and writes
+  // its acknowledgement; a second thread waits for tasks and writes them, so a
+  // task goes out while a report's transaction commits.
+  grpc::Status Work(grpc::ServerContext*,
+                    grpc::ServerReaderWriter<mtune::v1::CoordinatorMessage,
+                                             mtune::v1::WorkerMessage>*) override;
   grpc::Status Heartbeat(grpc::ServerContext*, const mtune::v1::HeartbeatRequest*,
                          mtune::v1::HeartbeatResponse*) override;
-  grpc::Status ReportResult(grpc::ServerContext*, const mtune::v1::ReportResultRequest*,
-                            mtune::v1::ReportResultResponse*) override;
 
  private:
   Coordinator* coordinator_;

@@ -176,14 +176,20 @@ std::map<std::string, grpc::StatusCode> CallEveryRpc(const std::shared_ptr<grpc:
     mtune::v1::RegisterResponse resp;
     return coord->Register(c, r, &resp);
   });
-  mtune::v1::LeaseRequest lease;
-  lease.set_worker_id("no-such-worker");
-  call("Lease", [&](auto* c) {
-    auto reader = coord->Lease(c, lease);
-    mtune::v1::Task task;
-    while (reader->Read(&task)) {
+  // The worker stream: a start for an unknown worker, then a report; the first
+  // refusal ends the stream with its status.
+  call("Work", [&](auto* c) {
+    auto stream = coord->Work(c);
+    mtune::v1::WorkerMessage start;
+    start.mutable_start()->set_worker_id("no-such-worker");
+    mtune::v1::WorkerMessage report;
+    report.mutable_report()->set_task_id(999);
+    if (stream->Write(start)) (void)stream->Write(report);
+    stream->WritesDone();
+    mtune::v1::CoordinatorMessage in;
+    while (stream->Read(&in)) {
     }
-    return reader->Finish();
+    return stream->Finish();
   });
   mtune::v1::HeartbeatRequest beat;
   beat.set_worker_id("no-such-worker");
@@ -191,23 +197,16 @@ std::map<std::string, grpc::StatusCode> CallEveryRpc(const std::shared_ptr<grpc:
     mtune::v1::HeartbeatResponse r;
     return coord->Heartbeat(c, beat, &r);
   });
-  mtune::v1::ReportResultRequest report;
-  report.set_worker_id("no-such-worker");
-  report.set_task_id(999);
-  call("ReportResult", [&](auto* c) {
-    mtune::v1::ReportResultResponse r;
-    return coord->ReportResult(c, report, &r);
-  });
   return codes;
 }
 
 TEST_F(Secured, EveryRpcChecksTheRoleOfItsToken) {
   const std::set<std::string> change = {"SubmitJob", "CancelJob"};
-  const std::set<std::string> work = {"Register", "Lease", "Heartbeat", "ReportResult"};
+  const std::set<std::string> work = {"Register", "Work", "Heartbeat"};
   for (const std::string role : {"", "client", "worker", "read-only", "forged"}) {
     const std::string token = role.empty() ? "" : role == "forged" ? std::string(64, 'f') : tokens_[role];
     const auto codes = CallEveryRpc(Channel(token));
-    ASSERT_EQ(codes.size(), 13u);
+    ASSERT_EQ(codes.size(), 12u);
     for (const auto& [rpc, code] : codes) {
       bool allowed = role == "client"      ? !work.contains(rpc)
                      : role == "worker"    ? work.contains(rpc)

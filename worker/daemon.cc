@@ -3,6 +3,9 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -119,10 +122,10 @@ absl::Status WorkerDaemon::Run() {
     const std::string worker_id = registered.worker_id();
     Log(name, "registered as " + worker_id);
 
-    // Heartbeats run beside the lease stream; they also relay cancellations.
+    // Heartbeats run beside the Work stream; they also relay cancellations.
     std::atomic<int64_t> current_task{0};
     std::atomic<bool> session_over{false};
-    grpc::ClientContext lease_context;
+    grpc::ClientContext work_context;
     std::thread heartbeat([&] {
       while (!session_over && !stop_) {
         mtune::v1::HeartbeatRequest beat;
@@ -130,29 +133,58 @@ absl::Status WorkerDaemon::Run() {
         beat.set_task_id(current_task);
         mtune::v1::HeartbeatResponse reply;
         grpc::Status s = stub->Heartbeat(ContextWithDeadline(2).get(), beat, &reply);
-        if (s.ok() && !reply.known()) lease_context.TryCancel();  // register again
+        if (s.ok() && !reply.known()) work_context.TryCancel();  // register again
         auto until = Clock::now() + std::chrono::duration<double>(registered.heartbeat_interval_s());
         while (!session_over && !stop_ && Clock::now() < until)
           std::this_thread::sleep_for(std::chrono::milliseconds(50));
       }
       // Stop() while waiting for a task: end the stream so that Run() returns now.
-      if (stop_) lease_context.TryCancel();
+      if (stop_) work_context.TryCancel();
     });
 
-    mtune::v1::LeaseRequest lease;
-    lease.set_worker_id(worker_id);
-    // Hold the task being timed plus the ones compiled ahead of it.
-    lease.set_window(static_cast<uint32_t>(options_.prefetch + 1));
-    auto reader = stub->Lease(&lease_context, lease);
-    std::mutex reader_mu;  // Read() is called from the pipeline's compile thread
-    std::atomic<bool> stream_ended{false};
+    // One stream carries tasks in and reports out. A reader thread sorts what
+    // comes in: tasks for the pipeline's next(), acknowledgements for done().
+    auto stream = stub->Work(&work_context);
+    std::mutex write_mu;  // done() writes reports; nothing else writes after start
+    {
+      mtune::v1::WorkerMessage start;
+      start.mutable_start()->set_worker_id(worker_id);
+      // Hold the task being timed plus the ones compiled ahead of it.
+      start.mutable_start()->set_window(static_cast<uint32_t>(options_.prefetch + 1));
+      std::lock_guard lock(write_mu);
+      (void)stream->Write(start);  // a failure shows as the stream's end below
+    }
+    std::mutex inbox_mu;
+    std::condition_variable inbox_changed;
+    std::deque<mtune::v1::Task> tasks;                 // guarded by inbox_mu
+    std::map<int64_t, mtune::v1::ReportAck> acks;      // guarded by inbox_mu
+    bool stream_ended = false;                         // guarded by inbox_mu
+    std::thread reader([&] {
+      mtune::v1::CoordinatorMessage in;
+      while (stream->Read(&in)) {
+        std::lock_guard lock(inbox_mu);
+        if (in.has_task())
+          tasks.push_back(std::move(*in.mutable_task()));
+        else if (in.has_ack())
+          acks[in.ack().task_id()] = in.ack();
+        inbox_changed.notify_all();
+      }
+      std::lock_guard lock(inbox_mu);
+      stream_ended = true;
+      inbox_changed.notify_all();
+    });
+
     PipelineCallbacks callbacks;
     callbacks.next = [&]() -> std::optional<PipelineTask> {
-      std::lock_guard lock(reader_mu);
       PipelineTask item;
-      if (stop_ || stream_ended || !reader->Read(&item.task)) {
-        stream_ended = true;
-        return std::nullopt;
+      {
+        std::unique_lock lock(inbox_mu);
+        inbox_changed.wait(lock, [&] { return stop_ || stream_ended || !tasks.empty(); });
+        // Ended: tasks received but not started are re-queued by the coordinator
+        // (their results could not be reported on this stream anyway).
+        if (stop_ || stream_ended || tasks.empty()) return std::nullopt;
+        item.task = std::move(tasks.front());
+        tasks.pop_front();
       }
       // TEST ONLY: the i-th task received may be given a fault.
       if (tasks_received < options_.test_inject_faults.size() &&
@@ -164,15 +196,14 @@ absl::Status WorkerDaemon::Run() {
       ++tasks_received;
       return item;
     };
-    callbacks.stop = [&] { return stop_ || stream_ended; };
-    callbacks.interrupt = [&] { lease_context.TryCancel(); };
+    callbacks.stop = [&] {
+      std::lock_guard lock(inbox_mu);
+      return stop_ || stream_ended;
+    };
+    callbacks.interrupt = [&] { work_context.TryCancel(); };
     callbacks.measuring = [&](int64_t task_id) { current_task = task_id; };
     callbacks.done = [&](const mtune::v1::Task& task, const mtune::v1::Result& result,
                          int64_t overlapped_with) {
-      mtune::v1::ReportResultRequest report;
-      report.set_worker_id(worker_id);
-      report.set_task_id(task.task_id());
-      *report.mutable_result() = result;
       Log(name, absl::StrCat("task ", task.task_id(), " ", task.candidate().canonical_json(), ": ",
                              mtune::v1::ResultStatus_Name(result.status()), " ", result.gflops(),
                              " GFLOP/s",
@@ -180,32 +211,42 @@ absl::Status WorkerDaemon::Run() {
                                  ? absl::StrCat(" (compiled while task ", overlapped_with,
                                                 " was timed)")
                                  : std::string()));
-      // Report until stored: the result must not be lost to a passing network error.
-      for (int attempt = 0; !stop_; ++attempt) {
-        mtune::v1::ReportResultResponse ack;
-        grpc::Status s = stub->ReportResult(ContextWithDeadline(30).get(), report, &ack);
-        if (s.ok() && ack.stored()) break;
-        if (s.error_code() == grpc::StatusCode::NOT_FOUND) {
-          Log(name, "coordinator no longer knows this task: " + s.error_message());
-          break;
-        }
-        if (attempt >= 20) {
-          Log(name, "giving up reporting task " + std::to_string(task.task_id()));
-          break;
-        }
-        const double wait_s = 0.2 * (attempt + 1);
-        Log(name, absl::StrCat("reporting task ", task.task_id(), " failed (",
-                               s.error_message(), "); retrying in ", wait_s, " s"));
-        std::this_thread::sleep_for(std::chrono::duration<double>(wait_s));
+      mtune::v1::WorkerMessage report;
+      report.mutable_report()->set_task_id(task.task_id());
+      *report.mutable_report()->mutable_result() = result;
+      bool sent;
+      {
+        std::lock_guard lock(write_mu);
+        sent = stream->Write(report);
+      }
+      // Wait for the commit: the next task may already be here, but the result
+      // counts only once the coordinator says it is stored.
+      std::unique_lock lock(inbox_mu);
+      const bool answered = sent && inbox_changed.wait_for(lock, std::chrono::seconds(60), [&] {
+        return stream_ended || acks.contains(task.task_id());
+      });
+      auto ack = acks.find(task.task_id());
+      if (ack == acks.end()) {
+        // The coordinator either committed it before the stream broke or hands the
+        // task to a worker again when it sees the stream end: nothing is lost.
+        Log(name, absl::StrCat("task ", task.task_id(), ": no acknowledgement (",
+                               sent ? (answered ? "stream ended" : "none within 60 s")
+                                    : "stream broken",
+                               "); the coordinator re-queues the task unless it stored it"));
+      } else {
+        if (!ack->second.stored())
+          Log(name, absl::StrCat("task ", task.task_id(), ": not stored: ", ack->second.error()));
+        acks.erase(ack);
       }
       current_task = 0;
     };
     pipeline.Run(callbacks);
-    lease_context.TryCancel();
-    grpc::Status end = reader->Finish();
+    work_context.TryCancel();
+    reader.join();
+    grpc::Status end = stream->Finish();
     session_over = true;
     heartbeat.join();
-    if (!stop_) Log(name, "lease stream ended (" + end.error_message() + "); reconnecting");
+    if (!stop_) Log(name, "Work stream ended (" + end.error_message() + "); reconnecting");
     last_contact = Clock::now();
   }
   return absl::OkStatus();

@@ -1,6 +1,6 @@
 // The worker daemon: calibrates its pinned core, registers with the coordinator,
-// leases tasks over a stream, measures each in the sandbox, reports results, and
-// reconnects with backoff when the coordinator goes away.
+// receives tasks and sends their results over one Work stream, measures each in
+// the sandbox, and reconnects with backoff when the coordinator goes away.
 #pragma once
 
 #include <atomic>

@@ -51,7 +51,7 @@ struct PipelineCallbacks {
   std::function<void(const mtune::v1::Task&, const mtune::v1::Result&, int64_t overlapped_with)>
       done;
   // Checked before each measurement: true drops the tasks compiled but not yet
-  // timed and ends Run() (e.g. the lease stream ended: they are re-queued).
+  // timed and ends Run() (e.g. the Work stream ended: they are re-queued).
   std::function<bool()> stop = [] { return false; };
   // Wakes a next() blocked for a task, once Run() wants to end (optional).
   std::function<void()> interrupt = [] {};

@@ -1,6 +1,8 @@
 #include "bench/load/simulated_worker.h"
 
+#include <algorithm>
 #include <chrono>
+#include <map>
 
 #include "absl/strings/str_cat.h"
 
@@ -77,37 +79,65 @@ grpc::Status SimulatedWorker::Serve() {
     if (stop_) return grpc::Status(grpc::StatusCode::CANCELLED, "stopped");
     lease_context_ = &context;
   }
-  mtune::v1::LeaseRequest lease;
-  lease.set_worker_id(worker_id_);
-  Clock::time_point asked = Clock::now();
-  auto reader = stub_->Lease(&context, lease);
-  mtune::v1::Task task;
-  while (reader->Read(&task)) {
-    if (task_ids_.empty())
-      first_task_at_ = Clock::now();
-    else
-      lease_latencies_s_.push_back(std::chrono::duration<double>(Clock::now() - asked).count());
-    task_ids_.push_back(task.task_id());
-    current_task_ = task.task_id();
-    mtune::v1::ReportResultRequest report;
-    report.set_worker_id(worker_id_);
-    report.set_task_id(task.task_id());
-    *report.mutable_result() = SyntheticResult(task);
-    mtune::v1::ReportResultResponse ack;
-    grpc::ClientContext report_context;
-    report_context.set_deadline(In(60));
-    grpc::Status status = stub_->ReportResult(&report_context, report, &ack);
-    if (!status.ok() || !ack.stored()) {
-      ++failed_reports_;
-    } else {
-      acknowledged_.push_back({task.job_id(), task.problem(), task.candidate().hash()});
-      if (stored_ != nullptr) ++*stored_;
+  auto stream = stub_->Work(&context);
+  mtune::v1::WorkerMessage out;
+  out.mutable_start()->set_worker_id(worker_id_);
+  out.mutable_start()->set_window(1);
+  // Reports sent and not yet acknowledged, by task id.
+  std::map<int64_t, Acknowledged> pending;
+  // Per task in arrival order: when it arrived, its report went out, its ack came.
+  struct Times {
+    Clock::time_point arrived, reported, acknowledged;
+  };
+  std::vector<Times> times;
+  std::map<int64_t, size_t> index_of;  // task id -> index in `times`, until acknowledged
+  if (stream->Write(out)) {
+    mtune::v1::CoordinatorMessage in;
+    while (stream->Read(&in)) {
+      if (in.has_ack()) {
+        const mtune::v1::ReportAck& ack = in.ack();
+        auto it = pending.find(ack.task_id());
+        if (!ack.stored() || it == pending.end()) {
+          ++failed_reports_;
+        } else {
+          acknowledged_.push_back(std::move(it->second));
+          if (stored_ != nullptr) ++*stored_;
+        }
+        if (it != pending.end()) pending.erase(it);
+        if (auto i = index_of.find(ack.task_id()); i != index_of.end()) {
+          times[i->second].acknowledged = Clock::now();
+          index_of.erase(i);
+        }
+        if (pending.empty()) current_task_ = 0;
+        continue;
+      }
+      if (!in.has_task()) continue;
+      const mtune::v1::Task& task = in.task();
+      const Clock::time_point now = Clock::now();
+      if (task_ids_.empty()) first_task_at_ = now;
+      index_of[task.task_id()] = times.size();
+      times.push_back({now, {}, {}});
+      task_ids_.push_back(task.task_id());
+      current_task_ = task.task_id();
+      pending.emplace(task.task_id(),
+                      Acknowledged{task.job_id(), task.problem(), task.candidate().hash()});
+      mtune::v1::TaskReport* report = out.mutable_report();
+      report->set_task_id(task.task_id());
+      *report->mutable_result() = SyntheticResult(task);
+      // Reporting frees this worker's window: the coordinator pushes the next task
+      // as soon as it has read the report, before committing it.
+      times.back().reported = Clock::now();
+      if (!stream->Write(out)) break;
     }
-    current_task_ = 0;
-    // The coordinator pushes the next task once this one is reported.
-    asked = Clock::now();
   }
-  grpc::Status end = reader->Finish();
+  auto seconds = [](Clock::duration d) { return std::chrono::duration<double>(d).count(); };
+  for (size_t i = 1; i < times.size(); ++i) {
+    const Times& before = times[i - 1];
+    if (before.acknowledged == Clock::time_point{}) continue;  // never acknowledged
+    lease_latencies_s_.push_back(std::max(0.0, seconds(times[i].arrived - before.acknowledged)));
+    round_trips_s_.push_back(seconds(times[i].arrived - before.reported));
+  }
+  grpc::Status end = stream->Finish();
   std::lock_guard lock(context_mu_);
   lease_context_ = nullptr;
   return end;

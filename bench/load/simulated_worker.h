@@ -1,8 +1,8 @@
 // Simulated workers for load tests only: the fast measurement mode of
 // mtune-bench-load. A SimulatedWorker speaks the real worker protocol of
-// mtune.v1.Coordinator (Register, the Lease stream, Heartbeat, ReportResult) over
-// its own gRPC connection, but instead of compiling and timing a candidate it
-// reports a synthetic RESULT_STATUS_OK result at once. Its worker names start with
+// mtune.v1.Coordinator (Register, the Work stream, Heartbeat) over its own gRPC
+// connection, but instead of compiling and timing a candidate it reports a
+// synthetic RESULT_STATUS_OK result at once. Its worker names start with
 // "load-sim/" and its target id is kSimulatedTargetId, so its results can never be
 // mistaken for measurements.
 #pragma once
@@ -36,8 +36,8 @@ class SimulatedWorker {
                   std::atomic<int64_t>* stored = nullptr);
 
   absl::Status Register();
-  // Leases tasks and reports each at once until the stream ends or Stop() is called.
-  // Returns the stream's final status (CANCELLED after Stop()).
+  // Opens its Work stream and reports each task at once until the stream ends or
+  // Stop() is called. Returns the stream's final status (CANCELLED after Stop()).
   grpc::Status Serve();
   // One heartbeat (the protocol asks for one every heartbeat_interval_s).
   void Heartbeat();
@@ -46,16 +46,24 @@ class SimulatedWorker {
 
   const std::string& name() const { return name_; }
   double heartbeat_interval_s() const { return heartbeat_interval_s_; }
-  // Seconds from asking for work (the previous report's acknowledgement, after
-  // which the coordinator pushes the next task) to receiving the task, one per task
-  // but the first. Read after Serve() returned.
+  // Lease latency, one per task but the first, seconds: from the worker being done
+  // with its previous task (the acknowledgement that its report is stored) to
+  // receiving the next; 0 when the next task came first (the coordinator pushes
+  // it as soon as it has read the report, before committing). The definition the
+  // bench has always used, so figures compare across protocol versions. Read
+  // after Serve() returned.
   const std::vector<double>& lease_latencies_s() const { return lease_latencies_s_; }
+  // Round trip, one per task but the first, seconds: from sending the previous
+  // task's report (which frees the window) to receiving the next task. In a
+  // closed loop that saturates the coordinator this includes the queueing: its
+  // mean is about workers / rate minus the worker's own time per task.
+  const std::vector<double>& round_trips_s() const { return round_trips_s_; }
   // When the first task arrived (the stream opens before any job exists, so its
   // wait is job start-up, not lease latency).
   std::chrono::steady_clock::time_point first_task_at() const { return first_task_at_; }
   // Every task id received, in order. Read after Serve() returned.
   const std::vector<int64_t>& task_ids() const { return task_ids_; }
-  // Reports the coordinator did not acknowledge as stored.
+  // Reports the coordinator answered with stored = false.
   int failed_reports() const { return failed_reports_; }
   // (job id, problem, candidate hash) of every report acknowledged as stored, in
   // order: what the coordinator promised is durable. Read after Serve() returned.
@@ -76,8 +84,9 @@ class SimulatedWorker {
   std::atomic<int64_t> current_task_{0};
   std::atomic<bool> stop_{false};
   std::mutex context_mu_;
-  grpc::ClientContext* lease_context_ = nullptr;  // guarded by context_mu_
+  grpc::ClientContext* lease_context_ = nullptr;  // the Work stream's; guarded by context_mu_
   std::vector<double> lease_latencies_s_;
+  std::vector<double> round_trips_s_;
   std::chrono::steady_clock::time_point first_task_at_{};
   std::vector<int64_t> task_ids_;
   int failed_reports_ = 0;

@@ -8,6 +8,12 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <thread>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -30,6 +36,8 @@ namespace {
 constexpr int kMaxCalls = 24;
 // Messages read from one streaming call at most.
 constexpr uint32_t kMaxReads = 4;
+// Reports a Work call sends before reading, at most.
+constexpr int kMaxReports = 8;
 // A unary call that takes this long is a hang (libFuzzer's -timeout catches the rest).
 constexpr double kUnaryDeadlineS = 20;
 // Streaming calls wait this long for their next message before being cancelled.
@@ -141,6 +149,92 @@ void ExpectNoHang(const grpc::Status& status, const char* method) {
     Fail(std::string(method) + " did not answer within the deadline: " + status.error_message());
 }
 
+// One Work stream: start, the call's reports, then up to `reads` tasks (each
+// reported at once if asked, waiting at most kStreamWaitS * (reads + 1)), then the
+// worker closes its side and the stream runs to its end. A reader thread takes
+// everything the coordinator sends while this thread writes (the in-process
+// transport completes a write only when the other side reads it, so one thread
+// writing and reading in turn could deadlock with the coordinator's writes).
+// Every report must get exactly one acknowledgement when the stream ends OK.
+void RunWork(InProcessCoordinator& c, const mtune::fuzz::Call& call, const std::string* worker,
+             const int64_t* task, uint32_t reads, Seen& seen) {
+  const mtune::fuzz::WorkCall& work = call.work();
+  // By value: `task` points into seen.tasks, which the reader thread appends to.
+  const std::optional<int64_t> use_task = task ? std::optional<int64_t>(*task) : std::nullopt;
+  grpc::ClientContext context;
+  context.set_deadline(In(kUnaryDeadlineS));
+  auto stream = c.workers->Work(&context);
+  std::mutex mu;
+  std::condition_variable changed;
+  // Guarded by mu:
+  std::deque<int64_t> to_report;  // tasks read, to report (report_tasks)
+  uint32_t tasks_read = 0;
+  bool ended = false;
+  std::map<int64_t, int> sent, acked;  // reports and acknowledgements per task id
+  std::thread reader([&] {
+    mtune::v1::CoordinatorMessage in;
+    while (stream->Read(&in)) {
+      std::lock_guard lock(mu);
+      if (in.has_task()) {
+        const mtune::v1::Task& leased = in.task();
+        if (leased.task_id() <= 0 || leased.script().empty())
+          Fail("Work streamed a task without an id or a script");
+        seen.tasks.push_back(leased.task_id());
+        if (++tasks_read <= reads && work.report_tasks()) to_report.push_back(leased.task_id());
+      } else if (in.has_ack()) {
+        const int64_t id = in.ack().task_id();
+        if (++acked[id] > sent[id]) Fail("Work acknowledged a report that was not sent");
+        if (in.ack().stored() != in.ack().error().empty())
+          Fail("a ReportAck must carry an error exactly when it says not stored");
+      }
+      changed.notify_all();
+    }
+    std::lock_guard lock(mu);
+    ended = true;
+    changed.notify_all();
+  });
+  auto send = [&](const mtune::v1::WorkerMessage& message) {
+    if (message.has_report()) {
+      std::lock_guard lock(mu);
+      ++sent[message.report().task_id()];  // before the ack can arrive
+    }
+    return stream->Write(message);
+  };
+  mtune::v1::WorkerMessage message;
+  *message.mutable_start() = work.start();
+  if (worker) message.mutable_start()->set_worker_id(*worker);
+  bool open = send(message);
+  for (int i = 0; open && i < std::min(work.reports_size(), kMaxReports); ++i) {
+    *message.mutable_report() = work.reports(i);
+    if (use_task && message.report().task_id() == 0)
+      message.mutable_report()->set_task_id(*use_task);
+    open = send(message);
+  }
+  const auto until = std::chrono::steady_clock::now() +
+                     std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                         std::chrono::duration<double>(kStreamWaitS * (reads + 1)));
+  while (open) {
+    std::unique_lock lock(mu);
+    changed.wait_until(lock, until,
+                       [&] { return ended || !to_report.empty() || tasks_read >= reads; });
+    if (!to_report.empty()) {
+      const int64_t id = to_report.front();
+      to_report.pop_front();
+      lock.unlock();
+      message.mutable_report()->set_task_id(id);
+      *message.mutable_report()->mutable_result() = work.result_for_each_task();
+      open = send(message);
+      continue;
+    }
+    if (ended || tasks_read >= reads || std::chrono::steady_clock::now() >= until) break;
+  }
+  stream->WritesDone();
+  reader.join();
+  grpc::Status s = stream->Finish();
+  ExpectNoHang(s, "Work");
+  if (s.ok() && acked != sent) Fail("Work ended OK without acknowledging every report");
+}
+
 void RunCall(InProcessCoordinator& c, const mtune::fuzz::Call& call, Seen& seen) {
   const uint32_t reads = std::min(call.reads(), kMaxReads);
   const int64_t* job = Seen::Pick(seen.jobs, call.use_job());
@@ -234,38 +328,15 @@ void RunCall(InProcessCoordinator& c, const mtune::fuzz::Call& call, Seen& seen)
       }
       break;
     }
-    case mtune::fuzz::Call::kLease: {
-      mtune::v1::LeaseRequest request = call.lease();
-      if (worker) request.set_worker_id(*worker);
-      grpc::ClientContext context;
-      context.set_deadline(In(kStreamWaitS * (reads + 1)));
-      auto reader = c.workers->Lease(&context, request);
-      mtune::v1::Task leased;
-      for (uint32_t i = 0; i < reads && reader->Read(&leased); ++i) {
-        if (leased.task_id() <= 0 || leased.script().empty())
-          Fail("Lease streamed a task without an id or a script");
-        seen.tasks.push_back(leased.task_id());
-      }
-      context.TryCancel();
-      (void)reader->Finish();
+    case mtune::fuzz::Call::kWork:
+      RunWork(c, call, worker, task, reads, seen);
       break;
-    }
     case mtune::fuzz::Call::kHeartbeat: {
       mtune::v1::HeartbeatRequest request = call.heartbeat();
       if (worker) request.set_worker_id(*worker);
       if (task) request.set_task_id(*task);
       mtune::v1::HeartbeatResponse response;
       ExpectNoHang(c.workers->Heartbeat(Unary().get(), request, &response), "Heartbeat");
-      break;
-    }
-    case mtune::fuzz::Call::kReportResult: {
-      mtune::v1::ReportResultRequest request = call.report_result();
-      if (worker) request.set_worker_id(*worker);
-      if (task) request.set_task_id(*task);
-      mtune::v1::ReportResultResponse response;
-      grpc::Status s = c.workers->ReportResult(Unary().get(), request, &response);
-      ExpectNoHang(s, "ReportResult");
-      if (s.ok() && !response.stored()) Fail("ReportResult answered OK but not stored");
       break;
     }
     case mtune::fuzz::Call::REQUEST_NOT_SET:
