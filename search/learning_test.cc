@@ -133,7 +133,7 @@ TEST(Model, CustomFeaturesAreUsed) {
   EXPECT_GT(calls, 20);
 }
 
-// The first model comes after ~1% of the space (at least 4, at most initial_random)
+// The first model comes after ~1% of the space (at least 8, at most initial_random)
 // random points: a 300-point space's whole budget may be 15 trials.
 TEST(Model, InitialRandomDesignScalesWithTheSpace) {
   auto features_computed_after = [](const Space& space, size_t trials) {
@@ -158,7 +158,7 @@ TEST(Model, InitialRandomDesignScalesWithTheSpace) {
   small.knobs.push_back({"b", {"1", "2", "4", "8", "16"}});
   small.knobs.push_back({"c", {"x", "y", "z", "w", "v", "u", "t", "s", "r", "q"}});
   EXPECT_EQ(features_computed_after(small, 4), 0);
-  EXPECT_GT(features_computed_after(small, 8), 0);
+  EXPECT_GT(features_computed_after(small, 12), 0);
   EXPECT_EQ(features_computed_after(TileSpace(), 12), 0);  // 15625 points: 16 first
   EXPECT_GT(features_computed_after(TileSpace(), 20), 0);
 }

@@ -48,7 +48,7 @@ class ModelSearch final : public SearchBase {
     params_.batch = std::max<uint32_t>(params_.batch, 1);
     const uint64_t one_percent = SpaceSize(space) / 100;
     initial_random_ = static_cast<uint32_t>(
-        std::clamp<uint64_t>(one_percent, std::min<uint32_t>(params_.initial_random, 4), params_.initial_random));
+        std::clamp<uint64_t>(one_percent, std::min<uint32_t>(params_.initial_random, 8), params_.initial_random));
   }
 
   void Observe(std::span<const Observation> results) override {

@@ -72,7 +72,7 @@ struct AnnealingParams {
 // chosen by expected improvement, a fraction `exploration` of them at random.
 struct ModelParams {
   // Random points before the first model: this many at most, and about 1% of the
-  // space (at least 4) in smaller spaces, whose whole budget may be a few dozen trials.
+  // space (at least 8) in smaller spaces, whose whole budget may be a few dozen trials.
   uint32_t initial_random = 16;
   uint32_t batch = 8;
   double exploration = 0.1;

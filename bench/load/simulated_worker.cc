@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
 
@@ -41,8 +42,8 @@ mtune::v1::Result SyntheticResult(const mtune::v1::Task& task) {
 }
 
 SimulatedWorker::SimulatedWorker(const std::string& coordinator_address, int index,
-                                 std::atomic<int64_t>* stored)
-    : name_(absl::StrCat("load-sim/", index)), stored_(stored) {
+                                 std::atomic<int64_t>* stored, std::chrono::microseconds task_time)
+    : name_(absl::StrCat("load-sim/", index)), stored_(stored), task_time_(task_time) {
   // A connection of its own, as separate worker processes would have.
   grpc::ChannelArguments args;
   args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
@@ -85,12 +86,11 @@ grpc::Status SimulatedWorker::Serve() {
   out.mutable_start()->set_window(1);
   // Reports sent and not yet acknowledged, by task id.
   std::map<int64_t, Acknowledged> pending;
-  // Per task in arrival order: when it arrived, its report went out, its ack came.
+  // Per task in arrival order: when it arrived and when its report went out.
   struct Times {
-    Clock::time_point arrived, reported, acknowledged;
+    Clock::time_point arrived, reported;
   };
   std::vector<Times> times;
-  std::map<int64_t, size_t> index_of;  // task id -> index in `times`, until acknowledged
   if (stream->Write(out)) {
     mtune::v1::CoordinatorMessage in;
     while (stream->Read(&in)) {
@@ -104,10 +104,6 @@ grpc::Status SimulatedWorker::Serve() {
           if (stored_ != nullptr) ++*stored_;
         }
         if (it != pending.end()) pending.erase(it);
-        if (auto i = index_of.find(ack.task_id()); i != index_of.end()) {
-          times[i->second].acknowledged = Clock::now();
-          index_of.erase(i);
-        }
         if (pending.empty()) current_task_ = 0;
         continue;
       }
@@ -115,8 +111,7 @@ grpc::Status SimulatedWorker::Serve() {
       const mtune::v1::Task& task = in.task();
       const Clock::time_point now = Clock::now();
       if (task_ids_.empty()) first_task_at_ = now;
-      index_of[task.task_id()] = times.size();
-      times.push_back({now, {}, {}});
+      times.push_back({now, {}});
       task_ids_.push_back(task.task_id());
       current_task_ = task.task_id();
       pending.emplace(task.task_id(),
@@ -124,6 +119,9 @@ grpc::Status SimulatedWorker::Serve() {
       mtune::v1::TaskReport* report = out.mutable_report();
       report->set_task_id(task.task_id());
       *report->mutable_result() = SyntheticResult(task);
+      // The simulated measurement (acknowledgements of earlier reports wait in the
+      // stream meanwhile).
+      if (task_time_.count() > 0) std::this_thread::sleep_until(now + task_time_);
       // Reporting frees this worker's window: the coordinator pushes the next task
       // as soon as it has read the report, before committing it.
       times.back().reported = Clock::now();
@@ -131,12 +129,8 @@ grpc::Status SimulatedWorker::Serve() {
     }
   }
   auto seconds = [](Clock::duration d) { return std::chrono::duration<double>(d).count(); };
-  for (size_t i = 1; i < times.size(); ++i) {
-    const Times& before = times[i - 1];
-    if (before.acknowledged == Clock::time_point{}) continue;  // never acknowledged
-    lease_latencies_s_.push_back(std::max(0.0, seconds(times[i].arrived - before.acknowledged)));
-    round_trips_s_.push_back(seconds(times[i].arrived - before.reported));
-  }
+  for (size_t i = 1; i < times.size(); ++i)
+    lease_latencies_s_.push_back(seconds(times[i].arrived - times[i - 1].reported));
   grpc::Status end = stream->Finish();
   std::lock_guard lock(context_mu_);
   lease_context_ = nullptr;

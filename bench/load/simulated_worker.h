@@ -32,8 +32,12 @@ class SimulatedWorker {
  public:
   // `index` makes the name unique: "load-sim/<index>". `stored`, if given, counts
   // the reports acknowledged as stored (shared by all workers of a run).
+  // `task_time` is how long it "measures" a task before reporting (sleeping, so that
+  // 64 of them load the coordinator like a fleet whose tasks take that long: a fleet
+  // of N workers offers N / task_time tasks per second); zero: report at once.
   SimulatedWorker(const std::string& coordinator_address, int index,
-                  std::atomic<int64_t>* stored = nullptr);
+                  std::atomic<int64_t>* stored = nullptr,
+                  std::chrono::microseconds task_time = std::chrono::microseconds(0));
 
   absl::Status Register();
   // Opens its Work stream and reports each task at once until the stream ends or
@@ -46,18 +50,13 @@ class SimulatedWorker {
 
   const std::string& name() const { return name_; }
   double heartbeat_interval_s() const { return heartbeat_interval_s_; }
-  // Lease latency, one per task but the first, seconds: from the worker being done
-  // with its previous task (the acknowledgement that its report is stored) to
-  // receiving the next; 0 when the next task came first (the coordinator pushes
-  // it as soon as it has read the report, before committing). The definition the
-  // bench has always used, so figures compare across protocol versions. Read
-  // after Serve() returned.
+  // Lease latency, one per task but the first, seconds: from sending the previous
+  // task's report, which frees the worker (window 1), to receiving its next task:
+  // the time the worker waits for work. With task_time 0 the coordinator is
+  // saturated and this is mostly queueing (in a closed loop its mean is about
+  // workers / rate); with a task_time it is the coordinator's response at the
+  // offered load. Read after Serve() returned.
   const std::vector<double>& lease_latencies_s() const { return lease_latencies_s_; }
-  // Round trip, one per task but the first, seconds: from sending the previous
-  // task's report (which frees the window) to receiving the next task. In a
-  // closed loop that saturates the coordinator this includes the queueing: its
-  // mean is about workers / rate minus the worker's own time per task.
-  const std::vector<double>& round_trips_s() const { return round_trips_s_; }
   // When the first task arrived (the stream opens before any job exists, so its
   // wait is job start-up, not lease latency).
   std::chrono::steady_clock::time_point first_task_at() const { return first_task_at_; }
@@ -85,8 +84,8 @@ class SimulatedWorker {
   std::atomic<bool> stop_{false};
   std::mutex context_mu_;
   grpc::ClientContext* lease_context_ = nullptr;  // the Work stream's; guarded by context_mu_
+  std::chrono::microseconds task_time_;
   std::vector<double> lease_latencies_s_;
-  std::vector<double> round_trips_s_;
   std::chrono::steady_clock::time_point first_task_at_{};
   std::vector<int64_t> task_ids_;
   int failed_reports_ = 0;
