@@ -66,6 +66,15 @@ TEST(FamilySuite, GoalsSayMetNotMetAndMissing) {
   EXPECT_THAT(goals[4].detail, HasSubstr("no mtune figure"));
   EXPECT_EQ(goals[5].verdict, "n/a");  // no transpose
 
+  // A geomean names its range, so a row that carries it shows (here a baseline 40x
+  // slower than usual on one shape).
+  auto conv_a = strategies::ParseProblemKey("conv_1d_nwc_wcf:n=1,w=34,c=8,kw=3,f=16,sw=1,dw=1:f32");
+  auto conv_b = strategies::ParseProblemKey("conv_1d_nwc_wcf:n=1,w=35,c=8,kw=3,f=16,sw=2,dw=1:f32");
+  ASSERT_TRUE(conv_a.ok() && conv_b.ok());
+  const GoalLine conv = EvaluateGoals({{*conv_a, 120, 3}, {*conv_b, 86, 100}})[2];
+  EXPECT_EQ(conv.verdict, "met");
+  EXPECT_THAT(conv.detail, HasSubstr("from 0.86 (conv_1d_nwc_wcf w=35 c=8 kw=3 f=16 sw=2) to 40.00"));
+
   auto transpose = strategies::ParseProblemKey("transpose_2d:m=8,n=8:f32");
   ASSERT_TRUE(transpose.ok());
   GoalRow fast{*transpose, 7, 5, 0.1, 0};

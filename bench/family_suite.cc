@@ -64,6 +64,17 @@ GoalLine Evaluate(std::string goal, const std::vector<GoalRow>& rows,
       const double g = GeomeanOf(values);
       met = g >= threshold;
       figure = absl::StrFormat("geomean %.2f over %d rows", g, values.size());
+      // The range shows when one row carries the geomean (e.g. a baseline that ran
+      // far below its usual speed on one shape).
+      if (values.size() > 1) {
+        const GoalRow* best = worst;
+        for (const GoalRow& row : rows)
+          if (pick(row) && value(row) > value(*best)) best = &row;
+        figure = absl::StrCat(figure, absl::StrFormat(", from %.2f (%s %s) to %.2f (%s %s)", value(*worst),
+                                                      worst->problem.family, ShortShape(worst->problem),
+                                                      value(*best), best->problem.family,
+                                                      ShortShape(best->problem)));
+      }
     } else {
       met = value(*worst) >= threshold;
       figure = absl::StrFormat("worst %.2f (%s %s)", value(*worst), worst->problem.family,
