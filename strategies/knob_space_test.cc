@@ -156,6 +156,7 @@ TEST(KnobSpace, MatmulPackedPrunesSpillingRegisterTilesByAccumulatorType) {
     KnobValues values = *defaults;
     values["tile_n2"] = "32";
     values["tile_m2"] = "12";
+    values["tile_m1"] = "96";  // m blocks are whole register tiles
     // 12 x 32 f32 accumulators are 24 registers, plus 2 for B and 1 broadcast.
     EXPECT_EQ(space->SatisfiesConstraints(values), !f64) << type;
     values["tile_m2"] = "16";
