@@ -37,12 +37,12 @@ module attributes {transform.with_named_sequence} {
   transform.named_sequence @__transform_main(%root: !transform.any_op {transform.consumed}) {
     %matmul = transform.structured.match ops{["linalg.matmul"]} in %root : (!transform.any_op) -> !transform.any_op
 
-    %tm1 = transform.tune.knob<"tile_m1"> = 128 from options = [32, 48, 64, 96, 128, 192, 256, 384, 512] -> !transform.param<i64>
-    %tn1 = transform.tune.knob<"tile_n1"> = 128 from options = "pow2(32, n)" -> !transform.param<i64>
-    %tk1 = transform.tune.knob<"tile_k1"> = 256 from options = "pow2(32, k)" -> !transform.param<i64>
+    %tm1 = transform.tune.knob<"tile_m1"> = 256 from options = [32, 48, 64, 96, 128, 192, 256, 384, 512] -> !transform.param<i64>
+    %tn1 = transform.tune.knob<"tile_n1"> = 256 from options = "pow2(32, n)" -> !transform.param<i64>
+    %tk1 = transform.tune.knob<"tile_k1"> = 512 from options = "pow2(32, k)" -> !transform.param<i64>
     %tm2 = transform.tune.knob<"tile_m2"> = 8 from options = [4, 6, 8, 12, 16] -> !transform.param<i64>
     %tn2 = transform.tune.knob<"tile_n2"> = 32 from options = [16, 32, 64] -> !transform.param<i64>
-    %tk2 = transform.tune.knob<"tile_k2"> = 1 from options = [1, 2, 4, 8, 16] -> !transform.param<i64>
+    %tk2 = transform.tune.knob<"tile_k2"> = 8 from options = [1, 2, 4, 8, 16] -> !transform.param<i64>
 
     // Register tiles divide the cache tiles. The accumulator tile plus one row of B
     // and one broadcast of A fit the 32 zmm registers of 64 bytes:
@@ -132,7 +132,7 @@ module attributes {transform.with_named_sequence} {
 
     // Packing: nofold pads of the register-tile operands, hoisted out of the three
     // level-2 loops (and, for B, the m1 loop).
-    %padded2 = transform.tune.alternatives<"pack_a"> selected_region = 0 attributes {mtune.labels = ["no", "yes"]} -> !transform.any_op {
+    %padded2 = transform.tune.alternatives<"pack_a"> selected_region = 1 attributes {mtune.labels = ["no", "yes"]} -> !transform.any_op {
       %p, %pad, %copy = transform.structured.pad %tiled2 {
           padding_dimensions = [0, 1, 2],
           nofold_flags = [0, 1, 0],
