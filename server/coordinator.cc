@@ -803,7 +803,7 @@ void Coordinator::WakeWorkersLocked() {
 }
 
 absl::Status Coordinator::StartPushing(const std::string& worker_id, uint32_t window,
-                                       TaskSink sink) {
+                                       TaskSink sink, const void* stream) {
   Locked lock(*this);
   auto it = workers_.find(worker_id);
   if (it == workers_.end())
@@ -812,6 +812,7 @@ absl::Status Coordinator::StartPushing(const std::string& worker_id, uint32_t wi
   if (stopping_) return absl::UnavailableError("coordinator shutting down");
   w.streaming = true;
   w.sink = std::move(sink);
+  w.push_stream = stream;
   w.window = std::clamp<uint32_t>(window, 1, kMaxLeaseWindow);
   for (auto& [id, job] : jobs_) RefillLocked(*job);  // a wider window wants more queued
   ListWaitingLocked(w);
@@ -824,14 +825,23 @@ bool Coordinator::KnowsWorker(const std::string& worker_id) {
   return workers_.contains(worker_id);
 }
 
-void Coordinator::WorkerDisconnected(const std::string& worker_id) {
+void Coordinator::WorkerDisconnected(const std::string& worker_id, const void* stream) {
   {
     Locked lock(*this);
     auto it = workers_.find(worker_id);
     if (it == workers_.end()) return;
+    if (stream != nullptr && it->second.sink && it->second.push_stream != stream) {
+      // An older stream of a worker that reconnected: what it held goes back to
+      // the queue (as with the sync stream), the newer stream stays open.
+      for (int64_t task_id : std::set<int64_t>(it->second.leased))
+        RequeueLocked(task_id, "an older stream of " + worker_id + " closed");
+      WakeWorkersLocked();
+      return;
+    }
     it->second.streaming = false;
     it->second.gone = true;
     it->second.sink = nullptr;
+    it->second.push_stream = nullptr;
     it->second.wake->notify_all();  // a NextTask of the ended stream returns now
     if (it->second.waiting) {
       it->second.waiting = false;

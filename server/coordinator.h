@@ -95,7 +95,10 @@ class Coordinator {
   // refused before it starts).
   bool KnowsWorker(const std::string& worker_id);
   // The worker's Work stream closed: its unfinished tasks go back to the queue.
-  void WorkerDisconnected(const std::string& worker_id);
+  // `stream`: the push-mode stream that closed (StartPushing's key); when the
+  // worker has opened a newer one since (a reconnect noticed late), its tasks are
+  // re-queued but the newer stream keeps receiving.
+  void WorkerDisconnected(const std::string& worker_id, const void* stream = nullptr);
 
   // --- worker side, push mode (the callback Work stream) ---
   // Receives each task leased to a push-mode worker, or null once when the
@@ -108,7 +111,9 @@ class Coordinator {
   // whenever the worker holds fewer than `window` tasks and one is queued, the
   // coordinator leases it and hands it to `sink` (here already, if one is
   // queued now). NotFound for an unknown worker. Ended by WorkerDisconnected.
-  absl::Status StartPushing(const std::string& worker_id, uint32_t window, TaskSink sink);
+  // `stream` identifies the stream (any unique address) for WorkerDisconnected.
+  absl::Status StartPushing(const std::string& worker_id, uint32_t window, TaskSink sink,
+                            const void* stream = nullptr);
   // Called once per report with its outcome: OK once the result is committed.
   using ReportDone = std::function<void(absl::Status)>;
   // ReportResult without blocking: frees the worker's place in its window and
@@ -192,6 +197,7 @@ class Coordinator {
     // Push mode (StartPushing): tasks go to this sink instead of waking a
     // blocked NextTask; set while its stream is open.
     TaskSink sink;
+    const void* push_stream = nullptr;  // StartPushing's key of that sink
   };
   struct Lease {
     QueuedTask queued;

@@ -213,5 +213,27 @@ TEST_F(LeaseWindow, PushModeStopsAtDisconnectAndItsTasksGoToOthers) {
             absl::StatusCode::kUnavailable);
 }
 
+TEST_F(LeaseWindow, AnOlderStreamClosingLateDoesNotStopTheNewerOne) {
+  const std::string worker = RegisterWorker("w");
+  SubmitJob(4);
+  Sunk old_stream, new_stream;
+  int old_key = 0, new_key = 0;
+  ASSERT_TRUE(coordinator_->StartPushing(worker, 1, old_stream.Sink(), &old_key).ok());
+  ASSERT_EQ(old_stream.size(), 1u);
+  // The worker reconnected before the coordinator noticed its old stream break.
+  ASSERT_TRUE(coordinator_->StartPushing(worker, 1, new_stream.Sink(), &new_key).ok());
+  coordinator_->WorkerDisconnected(worker, &old_key);
+  // The task the old stream held is re-queued and goes to the newer stream.
+  ASSERT_EQ(new_stream.size(), 1u);
+  EXPECT_EQ(new_stream.tasks[0]->task_id(), old_stream.tasks[0]->task_id());
+  std::promise<absl::Status> stored;
+  coordinator_->ReportResultAsync(worker, new_stream.tasks[0]->task_id(), OkResult(),
+                                  [&](absl::Status s) { stored.set_value(s); });
+  EXPECT_EQ(new_stream.size(), 2u) << "the newer stream still receives tasks";
+  EXPECT_TRUE(stored.get_future().get().ok());
+  coordinator_->WorkerDisconnected(worker, &new_key);
+  EXPECT_EQ(old_stream.size(), 1u);
+}
+
 }  // namespace
 }  // namespace mtune::server

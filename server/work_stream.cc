@@ -79,7 +79,7 @@ void End(WorkStreamState& st, grpc::Status status) {
 // the queue (once; only for a stream that got past its WorkStart).
 void Disconnect(WorkStreamState& st, Coordinator* coordinator) {
   if (st.worker_id.empty() || st.disconnected.exchange(true)) return;
-  coordinator->WorkerDisconnected(st.worker_id);
+  coordinator->WorkerDisconnected(st.worker_id, &st);
 }
 
 }  // namespace
@@ -141,7 +141,8 @@ void WorkReactor::HandleStart() {
   };
   // Written before the sink can run (it may run inside StartPushing).
   state_->worker_id = worker_id;
-  absl::Status pushing = coordinator_->StartPushing(worker_id, in_.start().window(), sink);
+  absl::Status pushing = coordinator_->StartPushing(worker_id, in_.start().window(), sink,
+                                                           state_.get());
   if (!pushing.ok()) {
     End(*state_, grpc::Status(static_cast<grpc::StatusCode>(pushing.code()),
                               std::string(pushing.message())));
