@@ -49,6 +49,7 @@ struct TuningStats {
   int ok = 0;
   std::map<std::string, int> failures;  // status name -> count
   std::vector<double> candidate_s;      // wall time of each candidate
+  int confirmed = 0;                    // candidates timed again at the end
 };
 
 struct TuneOptions {
@@ -57,12 +58,17 @@ struct TuneOptions {
   // A search::MakeSearch name ("random", "model", ...).
   std::string search = "random";
   double min_time_s = 0.1;
+  // The fastest `confirm_top` candidates are timed again `confirm_rounds` times,
+  // interleaved, and the best median wins (1: no confirmation).
+  int confirm_top = 3;
+  int confirm_rounds = 3;
 };
 
 // Tunes `problem` with its family's default template in-process: `options.search`
 // proposes candidates as the coordinator plans them (the template default first,
 // constraint-breaking points never), each instantiated, compiled, verified and timed
-// by `measurer`. The fastest OK candidate goes to `best`. A family without a template
+// by `measurer`. The fastest OK candidates are timed again (options.confirm_*), and the
+// best of those goes to `best`. A family without a template
 // is NotFound. Progress lines go to stderr, prefixed with `label`. No sandbox: a
 // crashing candidate ends the process.
 absl::Status TuneProblem(const strategies::Problem& problem, const TuneOptions& options,
