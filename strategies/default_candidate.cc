@@ -1,10 +1,12 @@
 #include "strategies/default_candidate.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <limits>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/numbers.h"
@@ -45,10 +47,12 @@ size_t PositionOf(const KnobSpec& knob, const std::string& value) {
                              knob.options.begin());
 }
 
-// One way to move away from the nearest defaults: which knobs change, to what.
+// One way to move away from the nearest defaults: up to three knobs changed, each
+// to an option (indices into space.knobs and its options), and how far that moves.
 struct Change {
   size_t distance = 0;  // summed |option position - base position|
-  KnobValues values;
+  uint8_t count = 0;
+  std::array<std::pair<uint32_t, uint32_t>, 3> moves{};
 };
 
 }  // namespace
@@ -70,47 +74,50 @@ std::optional<KnobValues> DefaultCandidate(const KnobSpace& space) {
     return option > base_position[knob] ? option - base_position[knob]
                                         : base_position[knob] - option;
   };
-  // One changed knob, then two. Built-in spaces are small (tens of knobs, tens of
-  // options); a submitted template could make the pairs explode, so pairs are only
-  // tried when there are at most kMaxPairs of them.
-  constexpr uint64_t kMaxPairs = 100000;
-  uint64_t pairs = 0, singles = 0;
+  // One changed knob, then two, then three. Built-in spaces are small (tens of knobs,
+  // tens of options); a submitted template could make the combinations explode, so a
+  // number of changed knobs is only tried while its combinations number at most
+  // kMaxCombinations (the elementary symmetric sums of the knobs' other options).
+  constexpr double kMaxCombinations = 2e6;
+  std::array<double, 4> combinations = {1, 0, 0, 0};
   for (const KnobSpec& knob : space.knobs) {
-    const uint64_t others = knob.options.empty() ? 0 : knob.options.size() - 1;
-    pairs += singles * others;
-    singles += others;
-    if (pairs > kMaxPairs) break;
+    const double others = knob.options.empty() ? 0 : static_cast<double>(knob.options.size() - 1);
+    for (size_t j = 3; j >= 1; --j) combinations[j] += combinations[j - 1] * others;
   }
-  for (size_t changed = 1; changed <= (pairs <= kMaxPairs ? 2 : 1); ++changed) {
+  for (size_t changed = 1; changed <= 3 && combinations[changed] <= kMaxCombinations; ++changed) {
     std::vector<Change> changes;
-    for (size_t a = n; a-- > 0;) {
-      const KnobSpec& ka = space.knobs[a];
-      for (size_t oa = 0; oa < ka.options.size(); ++oa) {
-        if (oa == base_position[a]) continue;
-        if (changed == 1) {
-          Change c{distance(a, oa), base};
-          c.values[ka.name] = ka.options[oa];
-          changes.push_back(std::move(c));
-          continue;
-        }
-        for (size_t b = a; b-- > 0;) {
-          const KnobSpec& kb = space.knobs[b];
-          for (size_t ob = 0; ob < kb.options.size(); ++ob) {
-            if (ob == base_position[b]) continue;
-            Change c{distance(a, oa) + distance(b, ob), base};
-            c.values[ka.name] = ka.options[oa];
-            c.values[kb.name] = kb.options[ob];
-            changes.push_back(std::move(c));
-          }
+    changes.reserve(static_cast<size_t>(combinations[changed]));
+    // Knobs in decreasing declaration order: among equal distances the stable sort
+    // below keeps the last-declared (finest) knobs first.
+    Change current;
+    auto enumerate = [&](auto&& self, size_t below, size_t left) -> void {
+      if (left == 0) {
+        changes.push_back(current);
+        return;
+      }
+      for (size_t k = below; k-- > 0;) {
+        for (size_t o = 0; o < space.knobs[k].options.size(); ++o) {
+          if (o == base_position[k]) continue;
+          current.moves[current.count++] = {static_cast<uint32_t>(k), static_cast<uint32_t>(o)};
+          current.distance += distance(k, o);
+          self(self, k, left - 1);
+          current.distance -= distance(k, o);
+          --current.count;
         }
       }
-    }
-    // Least distance first; among equals, the enumeration order (last-declared knobs
-    // first) is kept by the stable sort.
+    };
+    enumerate(enumerate, n, changed);
+    // Least distance first; among equals, the enumeration order is kept.
     std::stable_sort(changes.begin(), changes.end(),
                      [](const Change& x, const Change& y) { return x.distance < y.distance; });
-    for (const Change& c : changes)
-      if (space.SatisfiesConstraints(c.values)) return c.values;
+    for (const Change& c : changes) {
+      KnobValues values = base;
+      for (uint8_t i = 0; i < c.count; ++i) {
+        const KnobSpec& knob = space.knobs[c.moves[i].first];
+        values[knob.name] = knob.options[c.moves[i].second];
+      }
+      if (space.SatisfiesConstraints(values)) return values;
+    }
   }
   return std::nullopt;
 }

@@ -19,9 +19,9 @@ namespace mtune::strategies {
 KnobValues NearestDefaults(const KnobSpace& space);
 
 // NearestDefaults() when it satisfies the constraints. Otherwise the valid
-// candidate that changes the fewest knobs (at most two, and two only while there
-// are at most 100,000 such pairs), then the least (summed distance in option
-// positions); ties go to the knob declared last, because templates declare coarse
+// candidate that changes the fewest knobs (at most three, and each count only while
+// its combinations number at most two million), then the least (summed distance in
+// option positions); ties go to the knob declared last, because templates declare coarse
 // choices (cache tiles) before fine ones (register tiles) and changing a fine one
 // perturbs the strategy least. nullopt when no such candidate exists.
 std::optional<KnobValues> DefaultCandidate(const KnobSpace& space);

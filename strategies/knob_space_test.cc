@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "strategies/default_candidate.h"
 #include "strategies/template_library.h"
@@ -192,12 +193,12 @@ TEST(DefaultCandidate, TakesTheNearestOptionThenTheNearestValidCandidate) {
   EXPECT_EQ(DefaultCandidate(*space), (KnobValues{{"tk", "64"}, {"a", "8"}, {"b", "4"}}));
 }
 
-TEST(DefaultCandidate, RepairsTwoKnobsButGivesUpOnHugePairSpaces) {
+TEST(DefaultCandidate, RepairsUpToThreeKnobsButGivesUpOnHugeSpaces) {
   auto problem = ParseProblemKey("matmul:m=64,n=64,k=64:f32");
   ASSERT_TRUE(problem.ok());
-  // Knobs a, b (and c) default to their last option; the constraint a + b <= 2
-  // needs both a and b changed.
-  auto space_with = [&](int options, bool third_knob) {
+  // `count` knobs, each defaulting to its last option; the constraint (the sum of
+  // the first `constrained` knobs <= `constrained`) needs all of those changed.
+  auto space_with = [&](int options, int count, int constrained) {
     std::string list;
     for (int i = 1; i <= options; ++i) list += (i > 1 ? ", " : "") + std::to_string(i);
     const std::string knob = " = " + std::to_string(options) + " from options = [" + list +
@@ -205,26 +206,36 @@ TEST(DefaultCandidate, RepairsTwoKnobsButGivesUpOnHugePairSpaces) {
     std::string text = R"mlir(module attributes {transform.with_named_sequence} {
   transform.named_sequence @__transform_main(%r: !transform.any_op {transform.readonly}) {
 )mlir";
-    text += "    %a = transform.tune.knob<\"a\">" + knob;
-    text += "    %b = transform.tune.knob<\"b\">" + knob;
-    if (third_knob) text += "    %c = transform.tune.knob<\"c\">" + knob;
-    text += R"mlir(    transform.smt.constrain_params(%a, %b) : (!transform.param<i64>, !transform.param<i64>) -> () {
-    ^bb0(%x: !smt.int, %y: !smt.int):
-      %s = smt.int.add %x, %y
-      %limit = smt.int.constant 2
-      %ok = smt.int.cmp le %s, %limit
-      smt.assert %ok
+    const std::string names = "abcd";
+    std::string params, types, args, sum = "%x0";
+    for (int i = 0; i < count; ++i)
+      text += absl::StrCat("    %", names.substr(i, 1), " = transform.tune.knob<\"",
+                           names.substr(i, 1), "\">", knob);
+    for (int i = 0; i < constrained; ++i) {
+      params += absl::StrCat(i ? ", " : "", "%", names.substr(i, 1));
+      types += absl::StrCat(i ? ", " : "", "!transform.param<i64>");
+      args += absl::StrCat(i ? ", " : "", "%x", i, ": !smt.int");
     }
-    transform.yield
-  }
-})mlir";
+    text += absl::StrCat("    transform.smt.constrain_params(", params, ") : (", types,
+                         ") -> () {\n    ^bb0(", args, "):\n");
+    std::string body;
+    for (int i = 1; i < constrained; ++i) {
+      body += absl::StrCat("      %s", i, " = smt.int.add ", sum, ", %x", i, "\n");
+      sum = absl::StrCat("%s", i);
+    }
+    text += body + absl::StrCat("      %limit = smt.int.constant ", constrained, "\n",
+                                "      %ok = smt.int.cmp le ", sum, ", %limit\n",
+                                "      smt.assert %ok\n    }\n    transform.yield\n  }\n}\n");
     return ExtractKnobSpace(text, *problem);
   };
-  auto small = space_with(4, false);
-  ASSERT_TRUE(small.ok()) << small.status();
-  EXPECT_EQ(DefaultCandidate(*small), (KnobValues{{"a", "1"}, {"b", "1"}}));
-  // 3 knobs of 400 options: about 480,000 pairs, more than the repair tries.
-  auto huge = space_with(400, true);
+  auto two = space_with(4, 2, 2);
+  ASSERT_TRUE(two.ok()) << two.status();
+  EXPECT_EQ(DefaultCandidate(*two), (KnobValues{{"a", "1"}, {"b", "1"}}));
+  auto three = space_with(6, 4, 3);
+  ASSERT_TRUE(three.ok()) << three.status();
+  EXPECT_EQ(DefaultCandidate(*three), (KnobValues{{"a", "1"}, {"b", "1"}, {"c", "1"}, {"d", "6"}}));
+  // 3 knobs of 1,200 options: about 4.3 million pairs, more than the repair tries.
+  auto huge = space_with(1200, 3, 3);
   ASSERT_TRUE(huge.ok()) << huge.status();
   EXPECT_FALSE(DefaultCandidate(*huge).has_value());
 }
