@@ -174,11 +174,10 @@ absl::Status TuneProblem(const strategies::Problem& problem, const TuneOptions& 
   // On a noisy machine the fastest of many short measurements is partly luck (one
   // quiet moment): the top candidates are timed again, in interleaved rounds, and
   // the best median of those rounds wins.
-  std::sort(measured.begin(), measured.end(),
+  std::stable_sort(measured.begin(), measured.end(),
             [](const Measured& a, const Measured& b) { return a.score > b.score; });
   const size_t finalists = std::min<size_t>(measured.size(), std::max(1, options.confirm_top));
   std::vector<std::vector<double>> rounds(finalists);
-  std::vector<double> gflops_rounds(finalists);
   if (finalists > 1) {
     for (int round = 0; round < options.confirm_rounds; ++round) {
       for (size_t i = 0; i < finalists; ++i) {
