@@ -82,6 +82,16 @@ struct ModelParams {
   // Labels are (GFLOP/s / best so far)^label_power: above 1 the fit spends its
   // splits on the top of the distribution, where the optimum is.
   double label_power = 1;
+  // Label scale: 0 (GFLOP/s / best)^label_power; 1 log2(GFLOP/s / best), floored at
+  // -6 and mapped to [0, 1]; 2 the rank among the results, in [0, 1].
+  uint32_t label_mode = 0;
+  // Ensemble members learn from bootstrap resamples (a real spread for expected improvement).
+  bool bootstrap = false;
+  // Share of each batch taken from the unseen points within `local_radius` knobs of
+  // the `local_top` best results, ranked by the same acquisition (a trust region).
+  double local = 0;
+  uint32_t local_radius = 1;
+  uint32_t local_top = 1;
   // Acquisition: expected improvement when negative, else the upper confidence bound
   // mean + ucb_kappa * spread (0: pure exploitation of the predicted mean).
   double ucb_kappa = -1;
