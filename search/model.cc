@@ -28,9 +28,11 @@ double ExpectedImprovement(const Prediction& p, double best) {
 }
 
 // Random points first (the model needs something to learn from), then batches: the
-// ensemble is retrained on every result so far, scores the unseen points, and the
-// batch takes the highest expected improvements, a share of them swapped for random
-// points so that a wrong model cannot hide a region for ever. Labels are scores
+// ensemble is retrained on every result so far and scores the unseen points; a share
+// of the batch (`local`) takes the highest expected improvements among the points a
+// knob or two away from the best results (a trust region), the rest the highest
+// anywhere, a share of those swapped for random points so that a wrong model cannot
+// hide a region for ever. Labels are scores
 // relative to the best so far (failures 0), which keeps them in [0, 1] whatever the
 // kernel's GFLOP/s scale.
 class ModelSearch final : public SearchBase {
