@@ -27,6 +27,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -66,9 +67,13 @@ struct Flags {
   // A given candidate instead of tuning: template file and/or knob overrides.
   std::string template_file;
   std::vector<std::string> knobs;
+  // More candidates of the default template ("NAME=VALUE NAME=VALUE ..."), timed in
+  // the same interleaved rounds as the main kernel and the libraries.
+  std::vector<std::string> variants;
 };
 
-// What the side-by-side compares, in the order each round runs them.
+// What the side-by-side compares, in the order each round runs them (then the
+// --variant kernels).
 constexpr const char* kImplementations[] = {"mtune", "onednn", "eigen", "openblas"};
 
 // Timed repetitions per (round, implementation); their median is the round's figure.
@@ -78,6 +83,8 @@ struct ShapeReport {
   int64_t size = 0;
   strategies::Problem problem;
   std::optional<BestKernel> best;
+  // --variant kernels, in flag order; implementation names "variant1", "variant2", ...
+  std::vector<BestKernel> variants;
   bool tuned = false;
   TuningStats tuning;
   // Median over rounds of each round's median, seconds per call; absent = not measured.
@@ -150,6 +157,42 @@ absl::Status UseGivenCandidate(const Flags& flags, std::vector<ShapeReport>& rep
   return absl::OkStatus();
 }
 
+// Parses "NAME=VALUE NAME=VALUE" (spaces or commas between pairs).
+absl::StatusOr<std::map<std::string, std::string>> ParseKnobList(absl::string_view text) {
+  std::map<std::string, std::string> knobs;
+  for (absl::string_view item : absl::StrSplit(text, absl::ByAnyChar(" ,"), absl::SkipEmpty())) {
+    std::pair<std::string, std::string> kv = absl::StrSplit(item, absl::MaxSplits('=', 1));
+    if (kv.first.empty() || kv.second.empty())
+      return absl::InvalidArgumentError(absl::StrCat("'", item, "': want NAME=VALUE"));
+    knobs[kv.first] = kv.second;
+  }
+  return knobs;
+}
+
+// Resolves every --variant for every shape: the default template's valid default
+// candidate with the variant's knobs, as `mtune measure --knob` resolves them.
+absl::Status ResolveVariants(const Flags& flags, std::vector<ShapeReport>& reports) {
+  for (const std::string& variant : flags.variants) {
+    auto knobs = ParseKnobList(variant);
+    if (!knobs.ok())
+      return absl::InvalidArgumentError(absl::StrCat("--variant: ", knobs.status().message()));
+    client::MeasureRequest request;
+    request.knobs = *knobs;
+    for (ShapeReport& report : reports) {
+      request.problem = report.problem.Key();
+      auto resolved = client::ResolveCandidate(request);
+      if (!resolved.ok())
+        return absl::InvalidArgumentError(absl::StrCat("--variant '", variant, "' for ",
+                                                       request.problem, ": ",
+                                                       resolved.status().message()));
+      report.variants.push_back(BestKernel{resolved->script,
+                                           strategies::ValuesOf(resolved->candidate), 0,
+                                           absl::StrCat("--variant ", variant)});
+    }
+  }
+  return absl::OkStatus();
+}
+
 // --- side by side -------------------------------------------------------------
 
 // Everything one shape's timing loops touch; lives until the benchmarks have run.
@@ -157,8 +200,19 @@ struct ShapeFixture {
   std::unique_ptr<worker::MatmulOperands> ops;
   std::unique_ptr<worker::AlignedBuffer> baseline_c;
   std::unique_ptr<worker::JitKernel> kernel;
+  // One per --variant (null: did not compile or gave a wrong result).
+  std::vector<std::unique_ptr<worker::JitKernel>> variant_kernels;
   worker::MemRef2D a, b, c;
 };
+
+std::string VariantName(size_t index) { return absl::StrCat("variant", index + 1); }
+
+// The implementations one round of a shape times, in order.
+std::vector<std::string> Implementations(const ShapeReport& report) {
+  std::vector<std::string> names(std::begin(kImplementations), std::end(kImplementations));
+  for (size_t i = 0; i < report.variants.size(); ++i) names.push_back(VariantName(i));
+  return names;
+}
 
 std::string BenchmarkName(int64_t size, int round, absl::string_view impl) {
   return absl::StrFormat("%d^3/round%d/%s", size, round, impl);
@@ -168,6 +222,38 @@ absl::StatusOr<GemmLibrary> LibraryNamed(absl::string_view name) {
   for (GemmLibrary library : kAllGemmLibraries)
     if (GemmLibraryName(library) == std::string_view(name.data(), name.size())) return library;
   return absl::InvalidArgumentError(absl::StrCat("unknown library ", name));
+}
+
+// Compiles `kernel` and checks it on the fixture's operands against the reference;
+// null (with a note naming `what`) when it does not compile or gives a wrong result.
+std::unique_ptr<worker::JitKernel> CompileVerified(const BestKernel& kernel, const std::string& what,
+                                                   ShapeReport& report, ShapeFixture& fixture) {
+  auto payload = strategies::MakePayload(report.problem);
+  if (!payload.ok()) {
+    report.notes.push_back(absl::StrCat(what, ": ", payload.status().ToString()));
+    return nullptr;
+  }
+  worker::CompileTimes times;
+  worker::CompileFailure failure;
+  std::unique_ptr<worker::JitKernel> jit =
+      worker::JitKernel::Compile(*payload, kernel.script, &times, &failure);
+  if (!jit) {
+    report.notes.push_back(absl::StrCat(what, " script does not compile here (",
+                                        StatusName(failure.status), "): ",
+                                        failure.error.substr(0, 200)));
+    return nullptr;
+  }
+  worker::MatmulOperands& ops = *fixture.ops;
+  std::memset(ops.c.data(), 0, ops.c.size() * sizeof(float));
+  jit->Call(&fixture.a, &fixture.b, &fixture.c);
+  int64_t where = -1;
+  const double error = worker::MaxScaledError(ops, &where);
+  if (!(error <= worker::ToleranceForF32(ops.k))) {
+    report.notes.push_back(
+        absl::StrFormat("%s kernel gives a wrong result here (scaled error %.3g)", what, error));
+    return nullptr;
+  }
+  return jit;
 }
 
 // Compiles and verifies the best kernel on fresh operands, then registers every
@@ -182,39 +268,29 @@ absl::Status RegisterShape(const Flags& flags, ShapeReport& report, ShapeFixture
   fixture.c = ops.c.AsMatrix(ops.m, ops.n);
   fixture.baseline_c = std::make_unique<worker::AlignedBuffer>(static_cast<size_t>(n) * n);
 
-  if (report.best) {
-    auto payload = strategies::MakePayload(report.problem);
-    if (!payload.ok()) return payload.status();
-    worker::CompileTimes times;
-    worker::CompileFailure failure;
-    fixture.kernel = worker::JitKernel::Compile(*payload, report.best->script, &times, &failure);
-    if (!fixture.kernel) {
-      report.notes.push_back(absl::StrCat("best script does not compile here (",
-                                          StatusName(failure.status), "): ",
-                                          failure.error.substr(0, 200)));
-    } else {
-      std::memset(ops.c.data(), 0, ops.c.size() * sizeof(float));
-      fixture.kernel->Call(&fixture.a, &fixture.b, &fixture.c);
-      int64_t where = -1;
-      const double error = worker::MaxScaledError(ops, &where);
-      if (!(error <= worker::ToleranceForF32(ops.k))) {
-        report.notes.push_back(absl::StrFormat("best kernel gives a wrong result here (scaled error %.3g)", error));
-        fixture.kernel.reset();
-      }
-    }
-  }
+  if (report.best) fixture.kernel = CompileVerified(*report.best, "best", report, fixture);
+  for (size_t i = 0; i < report.variants.size(); ++i)
+    fixture.variant_kernels.push_back(
+        CompileVerified(report.variants[i], VariantName(i), report, fixture));
 
   const double per_repetition_s = flags.min_time_s / kRepetitionsPerRound;
   for (int round = 0; round < flags.rounds; ++round) {
-    for (const char* impl : kImplementations) {
+    for (const std::string& impl : Implementations(report)) {
       const std::string name = BenchmarkName(report.size, round, impl);
       benchmark::internal::Benchmark* registered = nullptr;
-      if (std::string_view(impl) == "mtune") {
-        if (!fixture.kernel) continue;
+      worker::JitKernel* kernel = nullptr;
+      if (impl == "mtune") {
+        kernel = fixture.kernel.get();
+      } else if (absl::StartsWith(impl, "variant")) {
+        for (size_t i = 0; i < fixture.variant_kernels.size(); ++i)
+          if (VariantName(i) == impl) kernel = fixture.variant_kernels[i].get();
+      }
+      if (impl == "mtune" || absl::StartsWith(impl, "variant")) {
+        if (kernel == nullptr) continue;
         ShapeFixture* f = &fixture;
-        registered = benchmark::RegisterBenchmark(name.c_str(), [f](benchmark::State& state) {
+        registered = benchmark::RegisterBenchmark(name.c_str(), [f, kernel](benchmark::State& state) {
           for (auto _ : state) {
-            f->kernel->Call(&f->a, &f->b, &f->c);
+            kernel->Call(&f->a, &f->b, &f->c);
             benchmark::ClobberMemory();
           }
         });
@@ -247,7 +323,7 @@ absl::Status RegisterShape(const Flags& flags, ShapeReport& report, ShapeFixture
 }
 
 void CollectTimes(const Flags& flags, const CollectingReporter& reporter, ShapeReport& report) {
-  for (const char* impl : kImplementations) {
+  for (const std::string& impl : Implementations(report)) {
     std::vector<double> round_medians;
     for (int round = 0; round < flags.rounds; ++round) {
       const std::string name = BenchmarkName(report.size, round, impl);
@@ -297,6 +373,31 @@ void PrintTable(const std::vector<ShapeReport>& reports, double peak_gflops,
                 Cell(eig, "%.2f").c_str(), Cell(ratio(eig), "%.2f").c_str(),
                 Cell(obl, "%.2f").c_str(), Cell(ratio(obl), "%.2f").c_str(),
                 report.best ? CompactKnobs(report.best->knobs).c_str() : "(no tuned kernel)");
+  }
+
+  bool any_variants = false;
+  for (const ShapeReport& report : reports) any_variants |= !report.variants.empty();
+  if (any_variants) {
+    std::printf("\n--variant kernels, timed in the same rounds (GFLOP/s, and over oneDNN and "
+                "over the main mtune kernel)\n");
+    std::printf("%-6s %-9s %8s %6s %6s %6s | %s\n", "shape", "variant", "GFLOP/s", "%peak",
+                "/dnn", "/mtune", "knobs");
+    for (const ShapeReport& report : reports) {
+      const double flops = report.problem.Flops();
+      auto gflops = [&](const std::string& impl) {
+        auto it = report.median_s.find(impl);
+        return it == report.median_s.end() || it->second <= 0 ? 0.0 : flops / it->second / 1e9;
+      };
+      for (size_t i = 0; i < report.variants.size(); ++i) {
+        const double v = gflops(VariantName(i)), dnn = gflops("onednn"), mt = gflops("mtune");
+        std::printf("%-6s %-9s %8s %6s %6s %6s | %s\n", absl::StrCat(report.size, "^3").c_str(),
+                    VariantName(i).c_str(), Cell(v, "%.2f").c_str(),
+                    Cell(peak_gflops > 0 ? 100 * v / peak_gflops : 0, "%.1f%%").c_str(),
+                    Cell(v > 0 && dnn > 0 ? v / dnn : 0, "%.2f").c_str(),
+                    Cell(v > 0 && mt > 0 ? v / mt : 0, "%.2f").c_str(),
+                    CompactKnobs(report.variants[i].knobs).c_str());
+      }
+    }
   }
 
   bool any_tuned = false;
@@ -381,6 +482,10 @@ absl::Status WriteJson(const std::string& path, const std::vector<ShapeReport>& 
                          {"median_candidate_s", Median(report.tuning.candidate_s)},
                          {"p90_candidate_s", Percentile(report.tuning.candidate_s, 0.9)}};
     }
+    nlohmann::json variants = nlohmann::json::array();
+    for (size_t i = 0; i < report.variants.size(); ++i)
+      variants.push_back({{"name", VariantName(i)}, {"knobs", report.variants[i].knobs}});
+    shape["variants"] = variants;
     shape["notes"] = report.notes;
     shapes.push_back(shape);
   }
@@ -449,6 +554,11 @@ int Run(const Flags& flags) {
     }
   }
 
+  if (absl::Status variants = ResolveVariants(flags, reports); !variants.ok()) {
+    std::fprintf(stderr, "%s\n", variants.ToString().c_str());
+    return 2;
+  }
+
   // Fixtures are kept until every registered benchmark has run.
   std::vector<std::unique_ptr<ShapeFixture>> fixtures;
   for (ShapeReport& report : reports) {
@@ -514,6 +624,10 @@ int main(int argc, char** argv) {
   auto* knobs = app.add_option("--knob", flags.knobs,
                                "NAME=VALUE (repeatable): instead of tuning, compare the default "
                                "template's candidate with these knobs per shape");
+  app.add_option("--variant", flags.variants,
+                 "\"NAME=VALUE NAME=VALUE ...\" (repeatable): also time this candidate of the "
+                 "default template (its valid default with these knobs) in the same rounds, "
+                 "shown as variant1, variant2, ... under the table");
   template_file->excludes(db_option);
   knobs->excludes(db_option);
   CLI11_PARSE(app, argc, argv);

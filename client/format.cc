@@ -46,6 +46,9 @@ nlohmann::json BestToJson(const mtune::v1::BestStrategy& best) {
       {"roofline_gflops", r.roofline_gflops()},
       {"roofline_level", r.roofline_level()},
       {"median_s", r.timing().median_s()},
+      {"min_s", r.timing().min_s()},
+      {"p25_s", r.timing().p25_s()},
+      {"p75_s", r.timing().p75_s()},
       {"cv", r.timing().cv()},
       {"job_id", best.job_id()},
   };

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -91,21 +92,54 @@ double ExpectedGain(const std::vector<double>& scores, uint32_t proposed, uint64
 
 }  // namespace
 
+class Coordinator::Locked {
+ public:
+  explicit Locked(Coordinator& c) : c_(c), lock_(c.mu_) {}
+  ~Locked() {
+    if (lock_.owns_lock()) Unlock();
+  }
+  Locked(const Locked&) = delete;
+  Locked& operator=(const Locked&) = delete;
+  void Unlock() {
+    std::vector<std::pair<TaskSink, std::shared_ptr<const mtune::v1::Task>>> deliveries;
+    deliveries.swap(c_.deliveries_);
+    lock_.unlock();
+    for (auto& [sink, task] : deliveries) sink(std::move(task));
+  }
+  // For condition variables.
+  std::unique_lock<std::mutex>& lock() { return lock_; }
+
+ private:
+  Coordinator& c_;
+  std::unique_lock<std::mutex> lock_;
+};
+
 Coordinator::Coordinator(db::Store* store, CoordinatorOptions options)
     : store_(store), options_(options) {
   reaper_ = std::thread([this] { ReaperLoop(); });
+  committer_ = std::thread([this] { CommitLoop(); });
 }
 
 Coordinator::~Coordinator() {
   Stop();
   reaper_.join();
+  {
+    std::lock_guard lock(commit_mu_);
+    commit_stop_ = true;  // after committing what is queued
+  }
+  commit_wake_.notify_all();
+  committer_.join();
 }
 
 void Coordinator::Stop() {
   {
-    std::lock_guard lock(mu_);
+    Locked lock(*this);
     stopping_ = true;
-    for (auto& [id, w] : workers_) w.wake->notify_all();
+    for (auto& [id, w] : workers_) {
+      w.wake->notify_all();
+      // Push-mode streams end (null task), once.
+      if (w.sink) deliveries_.emplace_back(std::exchange(w.sink, nullptr), nullptr);
+    }
   }
   job_changed_.notify_all();
   reaper_wake_.notify_all();
@@ -262,7 +296,7 @@ std::vector<search::Point> Coordinator::WarmStartSeeds(const ProblemRun& run) co
 absl::Status Coordinator::ResumeRunningJobs() {
   auto ids = store_->ListJobIds(mtune::v1::JOB_STATE_RUNNING);
   if (!ids.ok()) return ids.status();
-  std::lock_guard lock(mu_);
+  Locked lock(*this);
   for (int64_t id : *ids) {
     auto stored = store_->GetJob(id);
     if (!stored.ok()) return stored.status();
@@ -302,7 +336,7 @@ absl::StatusOr<mtune::v1::Job> Coordinator::SubmitJob(const mtune::v1::JobSpec& 
   auto id = store_->CreateJob(canonical, problems);
   if (!id.ok()) return id.status();
   {
-    std::lock_guard lock(mu_);
+    Locked lock(*this);
     (*planned)->id = *id;
     (*planned)->spec = canonical;
     JobRun& run = *jobs_.emplace(*id, std::move(*planned)).first->second;
@@ -319,7 +353,7 @@ absl::StatusOr<mtune::v1::Job> Coordinator::GetJob(int64_t job_id) {
   if (!job.ok()) return job;
   auto convergence = GetConvergence(job_id);
   if (!convergence.ok()) return convergence.status();
-  std::lock_guard lock(mu_);
+  Locked lock(*this);
   auto live = jobs_.find(job_id);
   for (const auto& problem : convergence->problems()) {
     mtune::v1::ProblemProgress* progress = job->add_progress();
@@ -367,7 +401,7 @@ absl::StatusOr<mtune::v1::ConvergenceResponse> Coordinator::GetConvergence(int64
 
 absl::StatusOr<mtune::v1::Job> Coordinator::CancelJob(int64_t job_id) {
   {
-    std::lock_guard lock(mu_);
+    Locked lock(*this);
     auto it = jobs_.find(job_id);
     if (it == jobs_.end() || it->second->ended) {
       auto job = store_->GetJob(job_id);
@@ -555,7 +589,7 @@ void Coordinator::MaybeFinishLocked(JobRun& job) {
 }
 
 std::vector<mtune::v1::WorkerInfo> Coordinator::ListWorkers() {
-  std::lock_guard lock(mu_);
+  Locked lock(*this);
   std::vector<mtune::v1::WorkerInfo> out;
   const double now = Now();
   for (const auto& [id, w] : workers_) {
@@ -575,7 +609,7 @@ std::vector<mtune::v1::WorkerInfo> Coordinator::ListWorkers() {
 }
 
 std::optional<mtune::v1::Task> Coordinator::LeasedTask(int64_t task_id) {
-  std::lock_guard lock(mu_);
+  Locked lock(*this);
   auto it = leases_.find(task_id);
   if (it == leases_.end()) return std::nullopt;
   return *it->second.queued.task;
@@ -587,7 +621,7 @@ absl::StatusOr<mtune::v1::RegisterResponse> Coordinator::Register(
   if (request.target().id().empty()) return absl::InvalidArgumentError("a worker needs a target");
   if (!(request.calibration().peak_gflops_f32() > 0))
     return absl::InvalidArgumentError("a worker needs a calibration with a positive FMA peak");
-  std::lock_guard lock(mu_);
+  Locked lock(*this);
   const double now = Now();
   for (auto it = workers_.begin(); it != workers_.end(); ++it) {
     WorkerState& w = it->second;
@@ -600,6 +634,7 @@ absl::StatusOr<mtune::v1::RegisterResponse> Coordinator::Register(
     for (int64_t task_id : std::set<int64_t>(w.leased))
       RequeueLocked(task_id, "its worker registered again");
     w.wake->notify_all();  // its blocked NextTask returns NotFound
+    if (w.sink) deliveries_.emplace_back(std::exchange(w.sink, nullptr), nullptr);  // ends its stream
     workers_.erase(it);
     break;
   }
@@ -621,7 +656,8 @@ absl::StatusOr<mtune::v1::RegisterResponse> Coordinator::Register(
 
 absl::StatusOr<std::shared_ptr<const mtune::v1::Task>> Coordinator::NextTask(
     const std::string& worker_id, double timeout_s, uint32_t window) {
-  std::unique_lock lock(mu_);
+  Locked locked(*this);
+  std::unique_lock<std::mutex>& lock = locked.lock();
   auto it = workers_.find(worker_id);
   if (it == workers_.end())
     return absl::NotFoundError(absl::StrCat("unknown worker '", worker_id, "': register again"));
@@ -667,6 +703,10 @@ absl::StatusOr<std::shared_ptr<const mtune::v1::Task>> Coordinator::NextTask(
       return nullptr;
     }
   }
+  return LeaseLocked(it->second);
+}
+
+std::shared_ptr<const mtune::v1::Task> Coordinator::LeaseLocked(WorkerState& w) {
   QueuedTask queued = std::move(queue_.front());
   queue_.pop_front();
   // Shared with the stream that sends it, which serializes it outside mu_: a task
@@ -680,18 +720,24 @@ absl::StatusOr<std::shared_ptr<const mtune::v1::Task>> Coordinator::NextTask(
   // A task leased behind others waits for them: its run starts at the latest
   // when every task ahead of it has used up its own limit.
   double ahead_s = 0;
-  for (int64_t held : it->second.leased)
+  for (int64_t held : w.leased)
     if (auto l = leases_.find(held); l != leases_.end()) ahead_s += l->second.queued.task->time_limit_s();
   const double lease_s = ahead_s + task.time_limit_s() + kLeaseGraceS;
   Lease lease;
-  lease.worker_id = worker_id;
+  lease.worker_id = w.id;
   lease.deadline = Now() + lease_s;
   task.set_lease_deadline_unix_s(UnixNow() + lease_s);
   std::shared_ptr<const mtune::v1::Task> leased = queued.task;
   lease.queued = std::move(queued);
-  it->second.leased.insert(leased->task_id());
+  w.leased.insert(leased->task_id());
   leases_[leased->task_id()] = std::move(lease);
   return leased;
+}
+
+void Coordinator::ListWaitingLocked(WorkerState& w) {
+  if (!w.sink || w.waiting) return;
+  w.waiting = true;
+  waiting_.push_back(w.id);
 }
 
 double Coordinator::TimeLimitLocked(const mtune::v1::Task& task) {
@@ -708,7 +754,10 @@ void Coordinator::RequeueLocked(int64_t task_id, const std::string& why) {
   auto it = leases_.find(task_id);
   if (it == leases_.end()) return;
   auto w = workers_.find(it->second.worker_id);
-  if (w != workers_.end()) w->second.leased.erase(task_id);
+  if (w != workers_.end()) {
+    w->second.leased.erase(task_id);
+    ListWaitingLocked(w->second);
+  }
   fprintf(stderr, "mtune-coordinator: task %lld re-queued: %s\n", static_cast<long long>(task_id),
           why.c_str());
   // To the front: it has waited longest.
@@ -732,6 +781,20 @@ void Coordinator::WakeWorkersLocked() {
       ++it;
       continue;
     }
+    if (w->second.sink) {
+      // Push mode: leased here, sent when mu_ is released (Locked), by this thread.
+      while (tasks > 0 && CanTakeTaskLocked(w->second)) {
+        deliveries_.emplace_back(w->second.sink, LeaseLocked(w->second));
+        --tasks;
+      }
+      if (CanTakeTaskLocked(w->second)) {  // the queue ran dry: it waits on
+        ++it;
+        continue;
+      }
+      w->second.waiting = false;
+      it = waiting_.erase(it);
+      continue;
+    }
     w->second.waiting = false;
     w->second.wake->notify_one();
     it = waiting_.erase(it);
@@ -739,18 +802,46 @@ void Coordinator::WakeWorkersLocked() {
   }
 }
 
+absl::Status Coordinator::StartPushing(const std::string& worker_id, uint32_t window,
+                                       TaskSink sink, const void* stream) {
+  Locked lock(*this);
+  auto it = workers_.find(worker_id);
+  if (it == workers_.end())
+    return absl::NotFoundError(absl::StrCat("unknown worker '", worker_id, "': register again"));
+  WorkerState& w = it->second;
+  if (stopping_) return absl::UnavailableError("coordinator shutting down");
+  w.streaming = true;
+  w.sink = std::move(sink);
+  w.push_stream = stream;
+  w.window = std::clamp<uint32_t>(window, 1, kMaxLeaseWindow);
+  for (auto& [id, job] : jobs_) RefillLocked(*job);  // a wider window wants more queued
+  ListWaitingLocked(w);
+  WakeWorkersLocked();
+  return absl::OkStatus();
+}
+
 bool Coordinator::KnowsWorker(const std::string& worker_id) {
-  std::lock_guard lock(mu_);
+  Locked lock(*this);
   return workers_.contains(worker_id);
 }
 
-void Coordinator::WorkerDisconnected(const std::string& worker_id) {
+void Coordinator::WorkerDisconnected(const std::string& worker_id, const void* stream) {
   {
-    std::lock_guard lock(mu_);
+    Locked lock(*this);
     auto it = workers_.find(worker_id);
     if (it == workers_.end()) return;
+    if (stream != nullptr && it->second.sink && it->second.push_stream != stream) {
+      // An older stream of a worker that reconnected: what it held goes back to
+      // the queue (as with the sync stream), the newer stream stays open.
+      for (int64_t task_id : std::set<int64_t>(it->second.leased))
+        RequeueLocked(task_id, "an older stream of " + worker_id + " closed");
+      WakeWorkersLocked();
+      return;
+    }
     it->second.streaming = false;
     it->second.gone = true;
+    it->second.sink = nullptr;
+    it->second.push_stream = nullptr;
     it->second.wake->notify_all();  // a NextTask of the ended stream returns now
     if (it->second.waiting) {
       it->second.waiting = false;
@@ -764,7 +855,7 @@ void Coordinator::WorkerDisconnected(const std::string& worker_id) {
 
 mtune::v1::HeartbeatResponse Coordinator::Heartbeat(const mtune::v1::HeartbeatRequest& request) {
   mtune::v1::HeartbeatResponse response;
-  std::lock_guard lock(mu_);
+  Locked lock(*this);
   auto it = workers_.find(request.worker_id());
   if (it == workers_.end()) return response;  // known = false: register again
   response.set_known(true);
@@ -789,106 +880,186 @@ Coordinator::ProblemRun* Coordinator::FindProblemLocked(JobRun& job, const std::
   return nullptr;
 }
 
+absl::StatusOr<std::optional<Coordinator::Released>> Coordinator::ReleaseLocked(
+    const std::string& worker_id, int64_t task_id) {
+  auto w = workers_.find(worker_id);
+  if (w == workers_.end())
+    return absl::NotFoundError(absl::StrCat("unknown worker '", worker_id, "': register again"));
+  Released r;
+  w->second.last_seen = Now();
+  r.worker_id = worker_id;
+  r.worker_name = w->second.info.name();
+  r.target_id = w->second.info.target().id();
+  auto lease = leases_.find(task_id);
+  if (lease != leases_.end()) {
+    r.done = std::move(lease->second.queued);
+    if (lease->second.worker_id != worker_id) {
+      // A straggler: its lease expired and the task went to another worker, which
+      // is still measuring it. This result is stored; the re-run's report will
+      // find nothing leased and be dropped. The other worker stays busy (it is).
+      fprintf(stderr,
+              "mtune-coordinator: task %lld: late report from %s stored; the re-run on %s "
+              "will be dropped\n",
+              static_cast<long long>(task_id), worker_id.c_str(),
+              lease->second.worker_id.c_str());
+    }
+    leases_.erase(lease);
+  } else {
+    // Re-queued after its lease expired, but the first worker finished after all.
+    auto queued = std::find_if(queue_.begin(), queue_.end(), [&](const QueuedTask& q) {
+      return q.task->task_id() == task_id;
+    });
+    if (queued == queue_.end()) {
+      // Already stored from another report (or its job ended): storing is
+      // idempotent by (job, problem, candidate), so there is nothing to do.
+      fprintf(stderr,
+              "mtune-coordinator: task %lld: late report from %s dropped: the task was "
+              "already reported\n",
+              static_cast<long long>(task_id), worker_id.c_str());
+      w->second.leased.erase(task_id);
+      ListWaitingLocked(w->second);
+      WakeWorkersLocked();
+      return std::nullopt;
+    }
+    r.done = std::move(*queued);
+    queue_.erase(queued);
+  }
+  w->second.leased.erase(task_id);
+  // The worker's next task goes out while this result is being committed, so
+  // it is not idle for the commit; the acknowledgement still waits for it.
+  ListWaitingLocked(w->second);
+  WakeWorkersLocked();
+  return r;
+}
+
+mtune::v1::TrialResult Coordinator::TrialOf(const Released& r) {
+  mtune::v1::TrialResult trial;
+  trial.set_job_id(r.done.task->job_id());
+  trial.set_problem(r.done.task->problem());
+  trial.set_target_id(r.target_id);
+  *trial.mutable_candidate() = r.done.task->candidate();
+  *trial.mutable_result() = r.result;
+  trial.set_worker_name(r.worker_name);
+  return trial;
+}
+
+void Coordinator::AfterCommitLocked(Released& r, const absl::StatusOr<bool>& inserted) {
+  if (!inserted.ok()) {
+    queue_.push_front(std::move(r.done));  // not stored: measure it again
+    WakeWorkersLocked();
+    return;
+  }
+  const mtune::v1::Result& result = r.result;
+  auto w = workers_.find(r.worker_id);
+  if (w != workers_.end()) ++w->second.tasks_done;
+  auto job = jobs_.find(r.done.task->job_id());
+  if (job != jobs_.end()) {
+    JobRun& run = *job->second;
+    // Counted whether or not this insert added the row: the task was still
+    // leased or queued, so it completes exactly once here; had its candidate been
+    // stored already (proposed twice), not counting it would stall the job.
+    if (ProblemRun* problem = FindProblemLocked(run, r.done.task->problem()); problem) {
+      const bool ok = result.status() == mtune::v1::RESULT_STATUS_OK;
+      const double total = result.total_s();
+      if (ok && total > 0 && (problem->best_total_s == 0 || total < problem->best_total_s))
+        problem->best_total_s = total;
+      problem->search->Observe(
+          std::vector<search::Observation>{{r.done.point, ok, result.gflops()}});
+      ++problem->finished;
+      RecordResultLocked(*problem, ok, result.gflops());
+    }
+    ++run.version;
+    RefillLocked(run);
+    MaybeFinishLocked(run);
+  }
+  WakeWorkersLocked();
+}
+
 absl::Status Coordinator::ReportResult(const std::string& worker_id, int64_t task_id,
                                        const mtune::v1::Result& result) {
-  QueuedTask done;
-  std::string worker_name, target_id;
+  absl::StatusOr<std::optional<Released>> released;
   {
-    std::lock_guard lock(mu_);
-    auto w = workers_.find(worker_id);
-    if (w == workers_.end())
-      return absl::NotFoundError(
-          absl::StrCat("unknown worker '", worker_id, "': register again"));
-    w->second.last_seen = Now();
-    worker_name = w->second.info.name();
-    target_id = w->second.info.target().id();
-    auto lease = leases_.find(task_id);
-    if (lease != leases_.end()) {
-      done = std::move(lease->second.queued);
-      if (lease->second.worker_id != worker_id) {
-        // A straggler: its lease expired and the task went to another worker, which
-        // is still measuring it. This result is stored; the re-run's report will
-        // find nothing leased and be dropped. The other worker stays busy (it is).
-        fprintf(stderr,
-                "mtune-coordinator: task %lld: late report from %s stored; the re-run on %s "
-                "will be dropped\n",
-                static_cast<long long>(task_id), worker_id.c_str(),
-                lease->second.worker_id.c_str());
-      }
-      leases_.erase(lease);
-    } else {
-      // Re-queued after its lease expired, but the first worker finished after all.
-      auto queued = std::find_if(queue_.begin(), queue_.end(), [&](const QueuedTask& q) {
-        return q.task->task_id() == task_id;
-      });
-      if (queued == queue_.end()) {
-        // Already stored from another report (or its job ended): storing is
-        // idempotent by (job, problem, candidate), so there is nothing to do.
-        fprintf(stderr,
-                "mtune-coordinator: task %lld: late report from %s dropped: the task was "
-                "already reported\n",
-                static_cast<long long>(task_id), worker_id.c_str());
-        w->second.leased.erase(task_id);
-        WakeWorkersLocked();
-        return absl::OkStatus();
-      }
-      done = std::move(*queued);
-      queue_.erase(queued);
-    }
-    w->second.leased.erase(task_id);
-    // The worker's next task goes out while this result is being committed, so
-    // it is not idle for the commit; the acknowledgement still waits for it.
-    WakeWorkersLocked();
+    Locked lock(*this);
+    released = ReleaseLocked(worker_id, task_id);
   }
-
+  if (!released.ok()) return released.status();
+  if (!released->has_value()) return absl::OkStatus();
+  Released& r = **released;
+  r.result = result;
   // Commit before acknowledging: once the worker hears "stored", the result is durable.
-  mtune::v1::TrialResult trial;
-  trial.set_job_id(done.task->job_id());
-  trial.set_problem(done.task->problem());
-  trial.set_target_id(target_id);
-  *trial.mutable_candidate() = done.task->candidate();
-  *trial.mutable_result() = result;
-  trial.set_worker_name(worker_name);
-  auto inserted = store_->InsertResult(trial, done.task->script());
-  if (!inserted.ok()) {
-    std::lock_guard lock(mu_);
-    queue_.push_front(std::move(done));  // not stored: measure it again
-    WakeWorkersLocked();
-    return inserted.status();
-  }
+  const mtune::v1::TrialResult trial = TrialOf(r);
+  absl::StatusOr<bool> inserted = store_->InsertResult(trial, r.done.task->script());
   {
-    std::lock_guard lock(mu_);
-    auto w = workers_.find(worker_id);
-    if (w != workers_.end()) ++w->second.tasks_done;
-    auto job = jobs_.find(done.task->job_id());
-    if (job != jobs_.end()) {
-      JobRun& run = *job->second;
-      // Counted whether or not this insert added the row: the task was still
-      // leased or queued, so it completes exactly once here; had its candidate been
-      // stored already (proposed twice), not counting it would stall the job.
-      if (ProblemRun* problem = FindProblemLocked(run, done.task->problem()); problem) {
-        const bool ok = result.status() == mtune::v1::RESULT_STATUS_OK;
-        const double total = result.total_s();
-        if (ok && total > 0 && (problem->best_total_s == 0 || total < problem->best_total_s))
-          problem->best_total_s = total;
-        problem->search->Observe(
-            std::vector<search::Observation>{{done.point, ok, result.gflops()}});
-        ++problem->finished;
-        RecordResultLocked(*problem, ok, result.gflops());
-      }
-      ++run.version;
-      RefillLocked(run);
-      MaybeFinishLocked(run);
-    }
-    WakeWorkersLocked();
+    Locked lock(*this);
+    AfterCommitLocked(r, inserted);
   }
   job_changed_.notify_all();
-  return absl::OkStatus();
+  return inserted.status();
+}
+
+void Coordinator::ReportResultAsync(const std::string& worker_id, int64_t task_id,
+                                    mtune::v1::Result result, ReportDone done) {
+  absl::StatusOr<std::optional<Released>> released;
+  {
+    Locked lock(*this);  // the next task is sent on unlocking, before the commit
+    released = ReleaseLocked(worker_id, task_id);
+  }
+  if (!released.ok()) return done(released.status());
+  if (!released->has_value()) return done(absl::OkStatus());
+  Released& r = **released;
+  r.result = std::move(result);
+  r.done_callback = std::move(done);
+  {
+    std::lock_guard lock(commit_mu_);
+    commit_queue_.push_back(std::move(r));
+  }
+  commit_wake_.notify_one();
+}
+
+void Coordinator::CommitLoop() {
+  std::unique_lock lock(commit_mu_);
+  for (;;) {
+    commit_wake_.wait(lock, [&] { return commit_stop_ || !commit_queue_.empty(); });
+    if (commit_queue_.empty()) return;  // stopping, nothing left
+    // Everything reported while the previous group committed: one transaction.
+    std::vector<Released> group;
+    group.swap(commit_queue_);
+    lock.unlock();
+    std::vector<mtune::v1::TrialResult> trials;
+    trials.reserve(group.size());
+    std::vector<db::Store::TrialToStore> to_store;
+    to_store.reserve(group.size());
+    for (const Released& r : group) trials.push_back(TrialOf(r));
+    for (size_t i = 0; i < group.size(); ++i)
+      to_store.push_back({&trials[i], &group[i].done.task->script()});
+    std::vector<absl::StatusOr<bool>> outcomes = store_->InsertResults(to_store);
+    // One lock per result, not one for the group: report readers (which lease
+    // the next tasks) get mu_ in between instead of waiting for a whole group's
+    // searches and proposals.
+    for (size_t i = 0; i < group.size(); ++i) {
+      Locked locked(*this);
+      AfterCommitLocked(group[i], outcomes[i]);
+    }
+    job_changed_.notify_all();
+    for (size_t i = 0; i < group.size(); ++i) group[i].done_callback(outcomes[i].status());
+    lock.lock();
+    ++commit_stats_.transactions;
+    commit_stats_.trials += group.size();
+  }
+}
+
+db::Store::GroupCommitStats Coordinator::async_commit_stats() {
+  std::lock_guard lock(commit_mu_);
+  return commit_stats_;
 }
 
 void Coordinator::ReaperLoop() {
-  std::unique_lock lock(mu_);
+  Locked locked(*this);
+  std::unique_lock<std::mutex>& lock = locked.lock();
   while (!stopping_) {
+    // Hands out what the last round leased to push-mode workers.
+    locked.Unlock();
+    lock.lock();
     reaper_wake_.wait_for(lock, std::chrono::milliseconds(250));
     if (stopping_) break;
     const double now = Now();
@@ -927,7 +1098,8 @@ void Coordinator::ReaperLoop() {
         MaybeFinishLocked(*job);
       }
     }
-    if (!expired.empty()) WakeWorkersLocked();
+    // Also a safety net: push-mode workers have no timed wait of their own.
+    if (!expired.empty() || (!queue_.empty() && !waiting_.empty())) WakeWorkersLocked();
     if (timed_out) job_changed_.notify_all();
   }
 }

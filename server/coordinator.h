@@ -95,7 +95,34 @@ class Coordinator {
   // refused before it starts).
   bool KnowsWorker(const std::string& worker_id);
   // The worker's Work stream closed: its unfinished tasks go back to the queue.
-  void WorkerDisconnected(const std::string& worker_id);
+  // `stream`: the push-mode stream that closed (StartPushing's key); when the
+  // worker has opened a newer one since (a reconnect noticed late), its tasks are
+  // re-queued but the newer stream keeps receiving.
+  void WorkerDisconnected(const std::string& worker_id, const void* stream = nullptr);
+
+  // --- worker side, push mode (the callback Work stream) ---
+  // Receives each task leased to a push-mode worker, or null once when the
+  // coordinator stops (the stream should end). Called without the coordinator's
+  // lock, on whichever thread made the task available (usually the one that
+  // read the worker's previous report), so it must not block; it may call back
+  // into the coordinator.
+  using TaskSink = std::function<void(std::shared_ptr<const mtune::v1::Task>)>;
+  // Instead of a thread blocking in NextTask, the worker's stream gives a sink:
+  // whenever the worker holds fewer than `window` tasks and one is queued, the
+  // coordinator leases it and hands it to `sink` (here already, if one is
+  // queued now). NotFound for an unknown worker. Ended by WorkerDisconnected.
+  // `stream` identifies the stream (any unique address) for WorkerDisconnected.
+  absl::Status StartPushing(const std::string& worker_id, uint32_t window, TaskSink sink,
+                            const void* stream = nullptr);
+  // Called once per report with its outcome: OK once the result is committed.
+  using ReportDone = std::function<void(absl::Status)>;
+  // ReportResult without blocking: frees the worker's place in its window and
+  // hands out its next task (through the sink, on this thread) at once, then
+  // queues the result for the commit thread, which stores the results queued
+  // meanwhile in one transaction and calls `done` for each after the COMMIT.
+  // Unknown workers and late reports are answered here, on this thread.
+  void ReportResultAsync(const std::string& worker_id, int64_t task_id,
+                         mtune::v1::Result result, ReportDone done);
   mtune::v1::HeartbeatResponse Heartbeat(const mtune::v1::HeartbeatRequest& request);
   // Commits the result of `task_id`, measured by `worker_id`, then updates the
   // job; OK only once it is stored (or was stored by an earlier report). The
@@ -105,6 +132,9 @@ class Coordinator {
                             const mtune::v1::Result& result);
 
   db::Store* store() { return store_; }
+  // Results stored by the commit thread (ReportResultAsync): transactions and
+  // trials, for the group-commit log line.
+  db::Store::GroupCommitStats async_commit_stats();
 
   // Wakes every blocked NextTask / WaitForJobChange call and makes later ones
   // return at once, so that RPC handlers end promptly when the server stops.
@@ -164,6 +194,10 @@ class Coordinator {
     // waiter keeps it alive if the worker is replaced while it waits.
     std::shared_ptr<std::condition_variable> wake = std::make_shared<std::condition_variable>();
     bool waiting = false;  // listed in waiting_
+    // Push mode (StartPushing): tasks go to this sink instead of waking a
+    // blocked NextTask; set while its stream is open.
+    TaskSink sink;
+    const void* push_stream = nullptr;  // StartPushing's key of that sink
   };
   struct Lease {
     QueuedTask queued;
@@ -196,6 +230,30 @@ class Coordinator {
   // The time limit a task of `task`'s problem gets if it starts now (see options).
   double TimeLimitLocked(const mtune::v1::Task& task);
   void ReaperLoop();
+  // mu_, held; on unlocking (Unlock() or the destructor) hands the tasks that
+  // WakeWorkersLocked leased to push-mode workers meanwhile to their sinks,
+  // outside mu_ (a sink writes to the network and may call back in).
+  class Locked;
+  // Leases the queue's front task to `w` (caller holds mu_; queue not empty).
+  std::shared_ptr<const mtune::v1::Task> LeaseLocked(WorkerState& w);
+  // Lists a push-mode worker as waiting for work (it has room in its window).
+  void ListWaitingLocked(WorkerState& w);
+  // A report taken off its lease, to be committed.
+  struct Released {
+    QueuedTask done;
+    std::string worker_id, worker_name, target_id;
+    mtune::v1::Result result;
+    ReportDone done_callback;
+  };
+  // Takes task_id off `worker_id`'s lease and frees its place (its next task is
+  // leased before the commit). nullopt with an OK status: a late report of a
+  // task already stored, nothing to commit.
+  absl::StatusOr<std::optional<Released>> ReleaseLocked(const std::string& worker_id,
+                                                        int64_t task_id);
+  // The job bookkeeping after `r` was committed (`inserted` = its outcome).
+  void AfterCommitLocked(Released& r, const absl::StatusOr<bool>& inserted);
+  static mtune::v1::TrialResult TrialOf(const Released& r);
+  void CommitLoop();
   double Now() const;
   ProblemRun* FindProblemLocked(JobRun& job, const std::string& key);
   // Registers kCoordinatorTargetId in the store (once per coordinator).
@@ -218,7 +276,16 @@ class Coordinator {
   uint64_t next_worker_serial_ = 1;
   bool stopping_ = false;
   bool coordinator_target_stored_ = false;
+  // Sink calls waiting for mu_ to be released (see Locked).
+  std::vector<std::pair<TaskSink, std::shared_ptr<const mtune::v1::Task>>> deliveries_;
+  // Reports waiting for the commit thread (ReportResultAsync).
+  std::mutex commit_mu_;
+  std::condition_variable commit_wake_;
+  std::vector<Released> commit_queue_;  // guarded by commit_mu_
+  bool commit_stop_ = false;            // guarded by commit_mu_
+  db::Store::GroupCommitStats commit_stats_;  // guarded by commit_mu_
   std::thread reaper_;
+  std::thread committer_;
 };
 
 }  // namespace mtune::server

@@ -5,6 +5,8 @@
 // itself, on a real SQLite file.
 #include <cstdio>
 #include <cstdlib>
+#include <future>
+#include <mutex>
 #include <memory>
 #include <set>
 #include <vector>
@@ -123,6 +125,114 @@ TEST_F(LeaseWindow, EveryHeldTaskIsRequeuedWhenTheWorkerDisconnects) {
     again.insert((*task)->task_id());
   }
   EXPECT_EQ(again, held);
+}
+
+
+// Push mode (the callback Work stream): tasks go to the worker's sink, as many
+// as its window allows; a report frees its place and the next task is handed
+// out on the reporting thread before the result is committed; the report's
+// outcome comes after the COMMIT, from the commit thread.
+struct Sunk {
+  std::mutex mu;
+  std::vector<std::shared_ptr<const mtune::v1::Task>> tasks;
+  int ends = 0;  // null tasks: the stream should end
+  Coordinator::TaskSink Sink() {
+    return [this](std::shared_ptr<const mtune::v1::Task> task) {
+      std::lock_guard lock(mu);
+      if (task == nullptr)
+        ++ends;
+      else
+        tasks.push_back(std::move(task));
+    };
+  }
+  size_t size() {
+    std::lock_guard lock(mu);
+    return tasks.size();
+  }
+};
+
+mtune::v1::Result OkResult() {
+  mtune::v1::Result result;
+  result.set_status(mtune::v1::RESULT_STATUS_OK);
+  result.set_gflops(10);
+  result.mutable_timing()->set_median_s(1e-3);
+  return result;
+}
+
+TEST_F(LeaseWindow, PushModeSendsTheNextTaskBeforeTheCommitAndAnswersAfterIt) {
+  const std::string worker = RegisterWorker("w");
+  SubmitJob(10);
+  Sunk sunk;
+  ASSERT_TRUE(coordinator_->StartPushing(worker, 2, sunk.Sink()).ok());
+  ASSERT_EQ(sunk.size(), 2u) << "a window of 2 is filled at once";
+  const int64_t first = sunk.tasks[0]->task_id();
+  std::promise<absl::Status> stored;
+  coordinator_->ReportResultAsync(worker, first, OkResult(),
+                                  [&](absl::Status s) { stored.set_value(s); });
+  // Handed out on this thread, before ReportResultAsync returned.
+  ASSERT_EQ(sunk.size(), 3u);
+  std::future<absl::Status> outcome = stored.get_future();
+  ASSERT_EQ(outcome.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+  EXPECT_TRUE(outcome.get().ok());
+  auto results = store_->ListResults(sunk.tasks[0]->job_id(), "", 0);
+  ASSERT_TRUE(results.ok()) << results.status();
+  EXPECT_EQ(results->size(), 1u) << "acknowledged, so stored";
+  // A report of a task it does not hold is answered at once (nothing to store).
+  std::promise<absl::Status> again;
+  coordinator_->ReportResultAsync(worker, first, OkResult(),
+                                  [&](absl::Status s) { again.set_value(s); });
+  EXPECT_TRUE(again.get_future().get().ok());
+  std::promise<absl::Status> unknown;
+  coordinator_->ReportResultAsync("nobody#9", first, OkResult(),
+                                  [&](absl::Status s) { unknown.set_value(s); });
+  EXPECT_EQ(unknown.get_future().get().code(), absl::StatusCode::kNotFound);
+  coordinator_->WorkerDisconnected(worker);  // `sunk` goes before the coordinator
+}
+
+TEST_F(LeaseWindow, PushModeStopsAtDisconnectAndItsTasksGoToOthers) {
+  const std::string a = RegisterWorker("a");
+  const std::string b = RegisterWorker("b");
+  SubmitJob(3);
+  Sunk first, second;
+  ASSERT_TRUE(coordinator_->StartPushing(a, 3, first.Sink()).ok());
+  ASSERT_EQ(first.size(), 3u);
+  ASSERT_TRUE(coordinator_->StartPushing(b, 3, second.Sink()).ok());
+  EXPECT_EQ(second.size(), 0u) << "the job has only 3 trials, all held by a";
+  coordinator_->WorkerDisconnected(a);
+  // a's tasks were re-queued and pushed to b, the waiting worker.
+  ASSERT_EQ(second.size(), 3u);
+  std::set<int64_t> ids_a, ids_b;
+  for (auto& t : first.tasks) ids_a.insert(t->task_id());
+  for (auto& t : second.tasks) ids_b.insert(t->task_id());
+  EXPECT_EQ(ids_a, ids_b);
+  EXPECT_EQ(first.size(), 3u) << "nothing more for a disconnected worker";
+  coordinator_->Stop();
+  EXPECT_EQ(second.ends, 1) << "Stop ends the open push-mode streams";
+  EXPECT_EQ(first.ends, 0);
+  EXPECT_EQ(coordinator_->StartPushing(b, 1, second.Sink()).code(),
+            absl::StatusCode::kUnavailable);
+}
+
+TEST_F(LeaseWindow, AnOlderStreamClosingLateDoesNotStopTheNewerOne) {
+  const std::string worker = RegisterWorker("w");
+  SubmitJob(4);
+  Sunk old_stream, new_stream;
+  int old_key = 0, new_key = 0;
+  ASSERT_TRUE(coordinator_->StartPushing(worker, 1, old_stream.Sink(), &old_key).ok());
+  ASSERT_EQ(old_stream.size(), 1u);
+  // The worker reconnected before the coordinator noticed its old stream break.
+  ASSERT_TRUE(coordinator_->StartPushing(worker, 1, new_stream.Sink(), &new_key).ok());
+  coordinator_->WorkerDisconnected(worker, &old_key);
+  // The task the old stream held is re-queued and goes to the newer stream.
+  ASSERT_EQ(new_stream.size(), 1u);
+  EXPECT_EQ(new_stream.tasks[0]->task_id(), old_stream.tasks[0]->task_id());
+  std::promise<absl::Status> stored;
+  coordinator_->ReportResultAsync(worker, new_stream.tasks[0]->task_id(), OkResult(),
+                                  [&](absl::Status s) { stored.set_value(s); });
+  EXPECT_EQ(new_stream.size(), 2u) << "the newer stream still receives tasks";
+  EXPECT_TRUE(stored.get_future().get().ok());
+  coordinator_->WorkerDisconnected(worker, &new_key);
+  EXPECT_EQ(old_stream.size(), 1u);
 }
 
 }  // namespace

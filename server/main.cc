@@ -228,13 +228,17 @@ int main(int argc, char** argv) {
     sigwait(&stop_signals, &sig);
     fprintf(stderr, "mtune-coordinator: signal %d, shutting down\n", sig);
     shutting_down = true;
+    coordinator.Stop();  // ends the Work streams (callback reactors have no thread to notice)
     server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
   });
   server->Wait();
   stopper.join();
   if (dashboard) dashboard->Stop();
   // How well concurrent results shared transactions (group commit), for tuning.
-  const mtune::db::Store::GroupCommitStats commits = (*store)->group_commit_stats();
+  mtune::db::Store::GroupCommitStats commits = (*store)->group_commit_stats();
+  const mtune::db::Store::GroupCommitStats pushed = coordinator.async_commit_stats();
+  commits.transactions += pushed.transactions;
+  commits.trials += pushed.trials;
   if (commits.transactions > 0)
     fprintf(stderr, "mtune-coordinator: stored %llu results in %llu transactions\n",
             static_cast<unsigned long long>(commits.trials),

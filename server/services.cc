@@ -1,8 +1,8 @@
 #include "server/services.h"
 
+#include "server/work_stream.h"
+
 #include <atomic>
-#include <mutex>
-#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "db/export.h"
@@ -15,7 +15,7 @@ grpc::Status ToGrpc(const absl::Status& status) {
   return grpc::Status(static_cast<grpc::StatusCode>(status.code()), std::string(status.message()));
 }
 
-grpc::Status Authorize(const grpc::ServerContext* context, const ServiceSecurity& security,
+grpc::Status Authorize(const grpc::ServerContextBase* context, const ServiceSecurity& security,
                        Action action) {
   if (action == Action::kWork && security.require_worker_certificate) {
     std::shared_ptr<const grpc::AuthContext> auth = context->auth_context();
@@ -168,80 +168,10 @@ grpc::Status CoordinatorService::Register(grpc::ServerContext* context,
   return grpc::Status::OK;
 }
 
-grpc::Status CoordinatorService::Work(
-    grpc::ServerContext* context,
-    grpc::ServerReaderWriter<mtune::v1::CoordinatorMessage, mtune::v1::WorkerMessage>* stream) {
-  MTUNE_AUTHORIZE(context, Action::kWork);
-  mtune::v1::WorkerMessage message;
-  if (!stream->Read(&message))
-    return grpc::Status(grpc::StatusCode::CANCELLED, "Work stream closed before its WorkStart");
-  if (!message.has_start())
-    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                        "the first message of a Work stream must be a WorkStart");
-  const std::string worker_id = message.start().worker_id();
-  const uint32_t window = message.start().window();
-  if (!coordinator_->KnowsWorker(worker_id))
-    return grpc::Status(grpc::StatusCode::NOT_FOUND,
-                        absl::StrCat("unknown worker '", worker_id, "': register again"));
-
-  // Tasks and acknowledgements come from two threads; one write at a time.
-  std::mutex write_mu;
-  std::atomic<bool> done{false};
-  grpc::Status task_status = grpc::Status::OK;  // the task thread's; read after join
-  std::thread tasks([&] {
-    mtune::v1::CoordinatorMessage out;
-    while (!done.load() && !context->IsCancelled()) {
-      if (shutting_down_->load()) {
-        task_status = grpc::Status(grpc::StatusCode::UNAVAILABLE, "coordinator shutting down");
-        break;
-      }
-      auto task = coordinator_->NextTask(worker_id, 0.5, window);
-      if (!task.ok()) {
-        task_status = ToGrpc(task.status());
-        break;
-      }
-      if (*task == nullptr) continue;
-      // Sent from the coordinator's own copy, not copied into `out` (a task is
-      // ~6 KB of script): lent to the message for the write, taken back after.
-      out.unsafe_arena_set_allocated_task(const_cast<mtune::v1::Task*>(task->get()));
-      bool written;
-      {
-        std::lock_guard lock(write_mu);
-        written = stream->Write(out);
-      }
-      out.unsafe_arena_release_task();
-      if (!written) break;  // the worker went away: Read below ends too
-    }
-    // Unblocks the handler's Read when this side ends first (the worker then
-    // sees CANCELLED; task_status says why in the coordinator's return value).
-    if (!done.load()) context->TryCancel();
-  });
-
-  grpc::Status read_status = grpc::Status::OK;
-  mtune::v1::CoordinatorMessage ack_message;
-  while (stream->Read(&message)) {
-    if (!message.has_report()) {
-      read_status = grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                           "after its WorkStart a Work stream carries only TaskReports");
-      break;
-    }
-    const mtune::v1::TaskReport& report = message.report();
-    // Commits before answering: once the worker reads stored = true, it is durable.
-    absl::Status stored = coordinator_->ReportResult(worker_id, report.task_id(), report.result());
-    mtune::v1::ReportAck* ack = ack_message.mutable_ack();
-    ack->set_task_id(report.task_id());
-    ack->set_stored(stored.ok());
-    ack->set_error(stored.ok() ? std::string() : stored.ToString());
-    std::lock_guard lock(write_mu);
-    if (!stream->Write(ack_message)) break;
-  }
-  // The worker closed its side, or the stream broke: no more tasks for it, and
-  // the ones it holds unreported go back to the queue.
-  done = true;
-  coordinator_->WorkerDisconnected(worker_id);  // also wakes the task thread
-  tasks.join();
-  if (!read_status.ok()) return read_status;
-  return task_status;
+grpc::ServerBidiReactor<mtune::v1::WorkerMessage, mtune::v1::CoordinatorMessage>*
+CoordinatorService::Work(grpc::CallbackServerContext* context) {
+  // Checked before anything is read; a refused stream ends with the refusal.
+  return new WorkReactor(coordinator_, Authorize(context, security_, Action::kWork));
 }
 
 grpc::Status CoordinatorService::Heartbeat(grpc::ServerContext* context,

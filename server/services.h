@@ -28,7 +28,7 @@ struct ServiceSecurity {
 
 // OK when the call's `authorization` metadata (and, for workers, its client
 // certificate) allows `action`; UNAUTHENTICATED or PERMISSION_DENIED otherwise.
-grpc::Status Authorize(const grpc::ServerContext* context, const ServiceSecurity& security,
+grpc::Status Authorize(const grpc::ServerContextBase* context, const ServiceSecurity& security,
                        Action action);
 
 class TunerService final : public mtune::v1::Tuner::Service {
@@ -66,7 +66,10 @@ class TunerService final : public mtune::v1::Tuner::Service {
   ServiceSecurity security_;
 };
 
-class CoordinatorService final : public mtune::v1::Coordinator::Service {
+// Work is on gRPC's callback API (server/work_stream.h); the unary calls stay
+// synchronous.
+class CoordinatorService final
+    : public mtune::v1::Coordinator::WithCallbackMethod_Work<mtune::v1::Coordinator::Service> {
  public:
   CoordinatorService(Coordinator* coordinator, const std::atomic<bool>* shutting_down,
                      ServiceSecurity security = {})
@@ -74,12 +77,12 @@ class CoordinatorService final : public mtune::v1::Coordinator::Service {
 
   grpc::Status Register(grpc::ServerContext*, const mtune::v1::RegisterRequest*,
                         mtune::v1::RegisterResponse*) override;
-  // Two threads per stream: this handler reads reports, commits each and writes
-  // its acknowledgement; a second thread waits for tasks and writes them, so a
-  // task goes out while a report's transaction commits.
-  grpc::Status Work(grpc::ServerContext*,
-                    grpc::ServerReaderWriter<mtune::v1::CoordinatorMessage,
-                                             mtune::v1::WorkerMessage>*) override;
+  // No thread per stream: a reactor (WorkReactor) sends a worker's next task
+  // from the gRPC thread that read its report, before the report's COMMIT, and
+  // the acknowledgement from the commit thread after it. Streams end when the
+  // worker closes its side, breaks, or Coordinator::Stop() is called.
+  grpc::ServerBidiReactor<mtune::v1::WorkerMessage, mtune::v1::CoordinatorMessage>* Work(
+      grpc::CallbackServerContext*) override;
   grpc::Status Heartbeat(grpc::ServerContext*, const mtune::v1::HeartbeatRequest*,
                          mtune::v1::HeartbeatResponse*) override;
 

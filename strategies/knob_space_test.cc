@@ -140,7 +140,7 @@ TEST(KnobSpace, MatmulPackedPrunesSpillingRegisterTilesByAccumulatorType) {
   auto tpl = FindTemplate("matmul_packed");
   ASSERT_TRUE(tpl.ok()) << tpl.status();
   for (const char* type : {"f32", "bf16", "f64"}) {
-    auto problem = ParseProblemKey(std::string("matmul:m=256,n=256,k=256:") + type);
+    auto problem = ParseProblemKey(std::string("matmul:m=512,n=512,k=512:") + type);
     ASSERT_TRUE(problem.ok());
     auto space = ExtractKnobSpace(tpl->text, *problem);
     ASSERT_TRUE(space.ok()) << space.status();
@@ -156,6 +156,7 @@ TEST(KnobSpace, MatmulPackedPrunesSpillingRegisterTilesByAccumulatorType) {
     KnobValues values = *defaults;
     values["tile_n2"] = "32";
     values["tile_m2"] = "12";
+    values["tile_m1"] = "96";  // m blocks are whole register tiles
     // 12 x 32 f32 accumulators are 24 registers, plus 2 for B and 1 broadcast.
     EXPECT_EQ(space->SatisfiesConstraints(values), !f64) << type;
     values["tile_m2"] = "16";

@@ -28,7 +28,9 @@ std::string DefaultScript(const std::string& template_name, const std::string& k
   EXPECT_TRUE(tpl.ok()) << tpl.status();
   auto space = ExtractKnobSpace(tpl->text, *problem);
   EXPECT_TRUE(space.ok()) << space.status();
-  KnobValues values = NearestDefaults(*space);
+  // The valid default for this problem (the template's values may break a
+  // constraint for a small shape), then the test's own choices.
+  KnobValues values = DefaultCandidate(*space).value_or(NearestDefaults(*space));
   for (const auto& [name, value] : overrides) values[name] = value;
   auto script = Instantiate(tpl->text, *problem, values);
   EXPECT_TRUE(script.ok()) << script.status();

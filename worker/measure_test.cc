@@ -25,7 +25,9 @@ mtune::v1::Task TaskFor(const std::string& key, strategies::KnobValues overrides
   auto tpl = strategies::FindTemplate(template_name);
   auto space = strategies::ExtractKnobSpace(tpl->text, *problem);
   EXPECT_TRUE(space.ok()) << space.status();
-  strategies::KnobValues values = strategies::NearestDefaults(*space);
+  // The valid default for this problem (the template's values may break a
+  // constraint for a small shape), then the test's own choices.
+  strategies::KnobValues values = strategies::DefaultCandidate(*space).value_or(strategies::NearestDefaults(*space));
   for (const auto& [name, value] : overrides) values[name] = value;
   auto script = strategies::Instantiate(tpl->text, *problem, values);
   EXPECT_TRUE(script.ok()) << script.status();

@@ -2,19 +2,24 @@
 // layout, the structure of BLAS-like libraries.
 // mtune-family: matmul, matmul_transpose_a, matmul_transpose_b
 //
-// Level 1 tiles n and k (tile_n1, tile_k1); m stays whole. The level-1 tile is padded
-// with zeros so that every dimension is a multiple of the next tile (m of tile_m2,
-// n of tile_n1, k of tile_k1): level 2 and vectorization always see static shapes,
-// for any m, n, k, and edge tiles cost one copy per cache tile, not per k step.
+// Level 1 tiles n and k (tile_n1, tile_k1), then m (tile_m1) inside them: the loop
+// order of a BLAS, where one packed B panel (k1 x n1, in L2) serves every m block
+// and one A block (m1 x k1) serves every register tile of the panel. The level-1 tile
+// is padded with zeros so that every dimension is a multiple of its cache tile (m of
+// tile_m1, n of tile_n1, k of tile_k1): level 2 and vectorization always see static
+// shapes, for any m, n, k, and edge tiles cost one copy per cache tile, not per k step.
 // Level 2 tiles (tile_m2, tile_n2, tile_k2) give the register tile (its accumulators
 // within the 32 zmm registers of AVX-512), with the m/n loop order of `loop_order`.
 //
 // Packing: the level-2 operand of B is padded with nofold and that pad is hoisted out
-// of the three level-2 loops, which turns it into one contiguous buffer per cache
-// tile laid out as [n1/n2][k1/k2][k2][n2]: the innermost loop then walks B with
-// unit stride (no cache-set conflicts or TLB misses from B's row stride), and the
-// buffer is written once per (n, k) cache tile and reused for all of m. `pack_a`
-// does the same for A ([m/m2][k1/k2][m2][k2], once per (n, k) cache tile).
+// of the three level-2 loops and the m1 loop, which turns it into one contiguous
+// buffer per (n, k) cache tile laid out as [n1/n2][k1/k2][k2][n2]: the innermost loop
+// then walks B with unit stride (no cache-set conflicts or TLB misses from B's row
+// stride), and the buffer is written once and reused for all of m. `pack_a` does the
+// same for A per (n, k, m) cache tile ([m1/m2][k1/k2][m2][k2]): the register tile's
+// broadcasts then come from one contiguous block instead of m2 rows a whole row
+// stride apart. With tile_k2 >= 8 the packing copies move rows of k2 elements as
+// vectors; with tile_k2 = 1 they gather A one element at a time.
 //
 // Only the level-2 matmul and the pads are vectorized (not the whole function):
 // vectorizing the level-1 tensor.insert_slice would copy the whole C tile through
@@ -32,21 +37,26 @@ module attributes {transform.with_named_sequence} {
   transform.named_sequence @__transform_main(%root: !transform.any_op {transform.consumed}) {
     %matmul = transform.structured.match ops{["linalg.matmul"]} in %root : (!transform.any_op) -> !transform.any_op
 
-    %tn1 = transform.tune.knob<"tile_n1"> = 128 from options = "pow2(32, n)" -> !transform.param<i64>
-    %tk1 = transform.tune.knob<"tile_k1"> = 256 from options = "pow2(32, k)" -> !transform.param<i64>
+    %tm1 = transform.tune.knob<"tile_m1"> = 256 from options = [32, 48, 64, 96, 128, 192, 256, 384, 512] -> !transform.param<i64>
+    %tn1 = transform.tune.knob<"tile_n1"> = 256 from options = "pow2(32, n)" -> !transform.param<i64>
+    %tk1 = transform.tune.knob<"tile_k1"> = 512 from options = "pow2(32, k)" -> !transform.param<i64>
     %tm2 = transform.tune.knob<"tile_m2"> = 8 from options = [4, 6, 8, 12, 16] -> !transform.param<i64>
     %tn2 = transform.tune.knob<"tile_n2"> = 32 from options = [16, 32, 64] -> !transform.param<i64>
-    %tk2 = transform.tune.knob<"tile_k2"> = 1 from options = [1, 2, 4] -> !transform.param<i64>
+    %tk2 = transform.tune.knob<"tile_k2"> = 8 from options = [1, 2, 4, 8, 16] -> !transform.param<i64>
 
     // Register tiles divide the cache tiles. The accumulator tile plus one row of B
     // and one broadcast of A fit the 32 zmm registers of 64 bytes:
     // (m2 + 1) * n2 * acc_bytes <= 31 * 64 (8x32 or 12x32 or 6x64 f32, 8x16 f64);
     // beyond that the k loop spills on every step, which measured 0.43 of peak for an
     // f64 8x32 tile against 0.60 for 8x16. The packed B panel takes at most half of
-    // the 2 MiB per-core L2 of this machine family.
-    transform.smt.constrain_params(%tn1, %tk1, %tm2, %tn2, %tk2)
-        : (!transform.param<i64>, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>) -> () {
-    ^bb0(%n1: !smt.int, %k1: !smt.int, %m2: !smt.int, %n2: !smt.int, %k2: !smt.int):
+    // the 2 MiB per-core L2 of this machine family, and so does the A block. The m
+    // block is a whole number of register tiles (a partial one would leave a dynamic
+    // shape to vectorize), and m padded to a multiple of it wastes at most half of
+    // m (blocks of up to 48 rows are always allowed, so that small m has a choice).
+    transform.smt.constrain_params(%tm1, %tn1, %tk1, %tm2, %tn2, %tk2)
+        : (!transform.param<i64>, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>) -> () {
+    ^bb0(%m1: !smt.int, %n1: !smt.int, %k1: !smt.int, %m2: !smt.int, %n2: !smt.int, %k2: !smt.int):
+      %m = smt.declare_fun "m" : !smt.int
       %elem = smt.declare_fun "elem_bytes" : !smt.int
       %acc = smt.declare_fun "acc_bytes" : !smt.int
       %zero = smt.int.constant 0
@@ -62,23 +72,49 @@ module attributes {transform.with_named_sequence} {
       %panel_bytes = smt.int.mul %n1, %k1, %elem
       %panel_limit = smt.int.constant 1048576
       %panel_fits = smt.int.cmp le %panel_bytes, %panel_limit
-      %all = smt.and %n_divides, %k_divides, %acc_fits, %panel_fits
+      %a_bytes = smt.int.mul %m1, %k1, %elem
+      %a_fits = smt.int.cmp le %a_bytes, %panel_limit
+      %m_rem = smt.int.mod %m1, %m2
+      %m_divides = smt.eq %m_rem, %zero : !smt.int
+      // padded m = m + (m1 - m mod m1) mod m1; allowed when 2 * padded <= 3 * m.
+      %m_mod = smt.int.mod %m, %m1
+      %m_gap = smt.int.sub %m1, %m_mod
+      %m_pad = smt.int.mod %m_gap, %m1
+      %m_padded = smt.int.add %m, %m_pad
+      %two = smt.int.constant 2
+      %three = smt.int.constant 3
+      %padded2 = smt.int.mul %two, %m_padded
+      %m3 = smt.int.mul %three, %m
+      %waste_ok = smt.int.cmp le %padded2, %m3
+      %small_block = smt.int.constant 48
+      %m1_small = smt.int.cmp le %m1, %small_block
+      %m_ok = smt.or %waste_ok, %m1_small
+      %all = smt.and %n_divides, %k_divides, %acc_fits, %panel_fits, %a_fits, %m_divides, %m_ok
       smt.assert %all
     }
 
-    // Level 1: cache tiles over n then k; m is not tiled. The padded C tile is copied
-    // back explicitly: when one n tile covers n, its loop folds away and the k loop
-    // would yield a slice of the padded buffer, which bufferization rejects ("Yield
-    // operand is not equivalent to the corresponding iter bbArg"; m=100, n=128,
-    // k=512 failed so). Without padding the copy folds away (512^3 code unchanged).
-    %tiled1, %loops1:2 = transform.structured.tile_using_for %matmul tile_sizes [0, %tn1, %tk1]
+    // Level 1: cache tiles over n then k, padded to whole cache tiles, then m blocks
+    // inside them. The padded C tile is copied back explicitly: when one n tile covers
+    // n, its loop folds away and the k loop would yield a slice of the padded buffer,
+    // which bufferization rejects ("Yield operand is not equivalent to the
+    // corresponding iter bbArg"; m=100, n=128, k=512 failed so). Without padding the
+    // copy folds away (512^3 code unchanged).
+    %tiled_nk, %loops_nk:2 = transform.structured.tile_using_for %matmul tile_sizes [0, %tn1, %tk1]
       : (!transform.any_op, !transform.param<i64>, !transform.param<i64>)
       -> (!transform.any_op, !transform.any_op, !transform.any_op)
-    %padded1, %pad1, %copy1 = transform.structured.pad %tiled1 pad_to_multiple_of [%tm2, %tn1, %tk1] {
+    %padded_nk, %pad1, %copy1 = transform.structured.pad %tiled_nk pad_to_multiple_of [%tm1, %tn1, %tk1] {
         padding_dimensions = [0, 1, 2],
         copy_back_op = "linalg.copy"
       } : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>)
         -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    %padded1, %loop_m1 = transform.structured.tile_using_for %padded_nk tile_sizes [%tm1, 0, 0]
+      : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op)
+    // Fold the B slice the m1 tiling takes (the whole padded panel, an identity
+    // slice): B's level-2 pad then reads a value defined outside the m1 loop and can
+    // be hoisted out of it. Folding only (no patterns), so nothing else changes.
+    %func1 = transform.structured.match ops{["func.func"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %func1 {
+    } : !transform.any_op
 
     // Level 2: register tiles, m-outer (a row panel of A stays in L1 while the
     // packed B streams from L2) or n-outer (a packed B sliver stays in L1).
@@ -95,15 +131,15 @@ module attributes {transform.with_named_sequence} {
     }
 
     // Packing: nofold pads of the register-tile operands, hoisted out of the three
-    // level-2 loops.
-    %padded2 = transform.tune.alternatives<"pack_a"> selected_region = 0 attributes {mtune.labels = ["no", "yes"]} -> !transform.any_op {
+    // level-2 loops (and, for B, the m1 loop).
+    %padded2 = transform.tune.alternatives<"pack_a"> selected_region = 1 attributes {mtune.labels = ["no", "yes"]} -> !transform.any_op {
       %p, %pad, %copy = transform.structured.pad %tiled2 {
           padding_dimensions = [0, 1, 2],
           nofold_flags = [0, 1, 0],
           copy_back_op = "none"
         } : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
       %pad_b = transform.get_producer_of_operand %p[1] : (!transform.any_op) -> !transform.any_op
-      %packed_b = transform.structured.hoist_pad %pad_b by 3 loops : (!transform.any_op) -> !transform.any_op
+      %packed_b = transform.structured.hoist_pad %pad_b by 4 loops : (!transform.any_op) -> !transform.any_op
       transform.yield %p : !transform.any_op
     }, {
       %p, %pad, %copy = transform.structured.pad %tiled2 {
@@ -112,7 +148,7 @@ module attributes {transform.with_named_sequence} {
           copy_back_op = "none"
         } : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
       %pad_b = transform.get_producer_of_operand %p[1] : (!transform.any_op) -> !transform.any_op
-      %packed_b = transform.structured.hoist_pad %pad_b by 3 loops : (!transform.any_op) -> !transform.any_op
+      %packed_b = transform.structured.hoist_pad %pad_b by 4 loops : (!transform.any_op) -> !transform.any_op
       %pad_a = transform.get_producer_of_operand %p[0] : (!transform.any_op) -> !transform.any_op
       %packed_a = transform.structured.hoist_pad %pad_a by 3 loops : (!transform.any_op) -> !transform.any_op
       transform.yield %p : !transform.any_op
