@@ -63,6 +63,11 @@ bool SetParam(mtune::search::SearchOptions& o, const std::string& setting) {
       {"model.pool", [&](double x) { o.model.pool = uint32_t(x); }},
       {"model.ucb_kappa", [&](double x) { o.model.ucb_kappa = x; }},
       {"model.label_power", [&](double x) { o.model.label_power = x; }},
+      {"model.label_mode", [&](double x) { o.model.label_mode = uint32_t(x); }},
+      {"model.bootstrap", [&](double x) { o.model.bootstrap = x != 0; }},
+      {"model.local", [&](double x) { o.model.local = x; }},
+      {"model.local_radius", [&](double x) { o.model.local_radius = uint32_t(x); }},
+      {"model.local_top", [&](double x) { o.model.local_top = uint32_t(x); }},
   };
   auto it = setters.find(kv.first);
   if (it == setters.end()) return false;
@@ -134,6 +139,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> tables;
   std::string algorithms = "random,exhaustive,genetic,annealing,model";
   int seeds = 20;
+  uint64_t first_seed = 0;
   size_t batch = 4;
   std::string json_out;
   std::vector<std::string> params;
@@ -150,6 +156,9 @@ int main(int argc, char** argv) {
   app.add_option("tables", tables, "ground-truth tables (bench/data/*.csv)")->required();
   app.add_option("--algorithms", algorithms, "comma-separated")->capture_default_str();
   app.add_option("--seeds", seeds, "seeds per algorithm")->capture_default_str();
+  app.add_option("--first-seed", first_seed,
+                 "seeds are first-seed, first-seed+1, ... (another set checks a tuning is not fitted to one)")
+      ->capture_default_str();
   app.add_option("--batch", batch,
                  "points proposed before their results are observed (a worker pool's window)")
       ->capture_default_str();
@@ -186,8 +195,9 @@ int main(int argc, char** argv) {
     }
     const size_t n = truth.by_index.size();
     const size_t five_percent = std::max<size_t>(1, static_cast<size_t>(std::ceil(0.05 * n)));
-    printf("\n%s: %s, %zu candidates (%zu OK), best %.2f GFLOP/s; %d seeds, batch %zu\n",
-           path.c_str(), truth.problem.Key().c_str(), n, ok, truth.optimum, seeds, batch);
+    printf("\n%s: %s, %zu candidates (%zu OK), best %.2f GFLOP/s; %d seeds from %llu, batch %zu\n",
+           path.c_str(), truth.problem.Key().c_str(), n, ok, truth.optimum, seeds,
+           static_cast<unsigned long long>(first_seed), batch);
     printf("%-11s %12s %12s %16s %16s %12s\n", "algorithm", "trials->95%", "trials->99%",
            "best@5% (% opt)", "p(95% by 5%)", "search ms/tr");
     std::map<std::string, double> median95;
@@ -196,7 +206,7 @@ int main(int argc, char** argv) {
       double search_s = 0, trials = 0;
       for (int s = 0; s < seeds; ++s) {
         const size_t cap = std::max<size_t>(five_percent, static_cast<size_t>(max_fraction * n));
-        const Replay r = Run(truth, std::string(name), static_cast<uint64_t>(s), batch, cap, base,
+        const Replay r = Run(truth, std::string(name), first_seed + static_cast<uint64_t>(s), batch, cap, base,
                              knob_features);
         t95.push_back(TrialsTo(r, truth.optimum, 0.95, n + 1));
         t99.push_back(TrialsTo(r, truth.optimum, 0.99, n + 1));
@@ -213,7 +223,7 @@ int main(int argc, char** argv) {
       printf("%-11s %12.1f %12.1f %16.1f %16.2f %12.3f\n", std::string(name).c_str(), Median(t95),
              Median(t99), Median(at5), p_hit, 1e3 * search_s / std::max(1.0, trials));
       report.push_back({{"table", path}, {"problem", truth.problem.Key()}, {"candidates", n},
-                        {"algorithm", std::string(name)}, {"seeds", seeds}, {"batch", batch},
+                        {"algorithm", std::string(name)}, {"seeds", seeds}, {"first_seed", first_seed}, {"batch", batch},
                         {"median_trials_to_95", Median(t95)}, {"median_trials_to_99", Median(t99)},
                         {"median_best_at_5pct", Median(at5)}, {"p_95_within_5pct", p_hit},
                         {"search_ms_per_trial", 1e3 * search_s / std::max(1.0, trials)}});

@@ -5,9 +5,11 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <random>
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "search/sampler.h"
 
 namespace mtune::search {
 namespace {
@@ -62,7 +64,16 @@ absl::Status GbtEnsemble::Fit(const std::vector<std::vector<float>>& rows,
       !s.ok())
     return s;
   ++fits_;
+  std::mt19937_64 rng(params_.seed * 7919 + fits_);
   for (uint32_t m = 0; m < params_.models; ++m) {
+    if (params_.bootstrap && params_.models > 1) {
+      std::vector<float> weights(rows.size(), 0.0f);
+      for (size_t i = 0; i < rows.size(); ++i) weights[UniformBelow(rng, rows.size())] += 1.0f;
+      if (absl::Status s = Check(XGDMatrixSetFloatInfo(train.handle(), "weight", weights.data(), weights.size()),
+                                 "weights");
+          !s.ok())
+        return s;
+    }
     BoosterHandle booster = nullptr;
     DMatrixHandle dmats[] = {train.handle()};
     if (absl::Status s = Check(XGBoosterCreate(dmats, 1, &booster), "booster"); !s.ok()) return s;

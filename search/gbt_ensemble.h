@@ -18,6 +18,9 @@ struct GbtParams {
   double learning_rate = 0.3;
   // Row and column subsampling per tree: what makes the members differ.
   double subsample = 0.8;
+  // Each member also learns from its own bootstrap resample of the rows (as weights):
+  // members then disagree where the data is thin, so the spread means something.
+  bool bootstrap = false;
   uint64_t seed = 0;
 };
 

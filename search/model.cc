@@ -28,9 +28,11 @@ double ExpectedImprovement(const Prediction& p, double best) {
 }
 
 // Random points first (the model needs something to learn from), then batches: the
-// ensemble is retrained on every result so far, scores the unseen points, and the
-// batch takes the highest expected improvements, a share of them swapped for random
-// points so that a wrong model cannot hide a region for ever. Labels are scores
+// ensemble is retrained on every result so far and scores the unseen points; a share
+// of the batch (`local`) takes the highest expected improvements among the points a
+// knob or two away from the best results (a trust region), the rest the highest
+// anywhere, a share of those swapped for random points so that a wrong model cannot
+// hide a region for ever. Labels are scores
 // relative to the best so far (failures 0), which keeps them in [0, 1] whatever the
 // kernel's GFLOP/s scale.
 class ModelSearch final : public SearchBase {
@@ -44,6 +46,7 @@ class ModelSearch final : public SearchBase {
         ensemble_({.models = std::max<uint32_t>(options.model.ensemble, 1),
                    .trees = std::max<uint32_t>(options.model.trees, 1),
                    .max_depth = std::max<uint32_t>(options.model.max_depth, 1),
+                   .bootstrap = options.model.bootstrap,
                    .seed = options.seed}) {
     params_.batch = std::max<uint32_t>(params_.batch, 1);
     const uint64_t one_percent = SpaceSize(space) / 100;
@@ -129,9 +132,20 @@ class ModelSearch final : public SearchBase {
     for (const Sample& s : observed_) best = std::max(best, s.score);
     std::vector<std::vector<float>> rows;
     std::vector<float> labels;
+    std::vector<double> sorted;
+    for (const Sample& s : observed_) sorted.push_back(s.score);
+    std::sort(sorted.begin(), sorted.end());
     for (const Sample& s : observed_) {
       rows.push_back(FeaturesOf(s.point));
-      labels.push_back(static_cast<float>(std::pow(s.score / best, params_.label_power)));
+      double label = std::pow(s.score / best, params_.label_power);
+      if (params_.label_mode == 1) {
+        // log2 of the relative score, failures and anything under 1/64 of the best at -6.
+        label = 1.0 + std::max(std::log2(std::max(s.score / best, 1e-12)), -6.0) / 6.0;
+      } else if (params_.label_mode == 2) {
+        const auto rank = std::lower_bound(sorted.begin(), sorted.end(), s.score) - sorted.begin();
+        label = sorted.size() > 1 ? double(rank) / double(sorted.size() - 1) : 1.0;
+      }
+      labels.push_back(static_cast<float>(label));
     }
     if (absl::Status s = ensemble_.Fit(rows, labels); !s.ok()) return Disable(s);
     std::vector<Point> pool = Pool();
@@ -157,8 +171,35 @@ class ModelSearch final : public SearchBase {
       if (gain[a] != gain[b]) return gain[a] > gain[b];
       return (*predictions)[a].mean > (*predictions)[b].mean;
     });
-    size_t next = 0;
-    for (uint32_t slot = 0; slot < params_.batch && next < order.size(); ++slot) {
+    // Trust region: pool points within local_radius knobs of the best results.
+    std::vector<size_t> local_order;
+    if (params_.local > 0) {
+      std::vector<const Sample*> ranked;
+      for (const Sample& s : observed_) ranked.push_back(&s);
+      std::stable_sort(ranked.begin(), ranked.end(),
+                       [](const Sample* a, const Sample* b) { return a->score > b->score; });
+      ranked.resize(std::min<size_t>(ranked.size(), std::max<uint32_t>(params_.local_top, 1)));
+      for (size_t i : order) {
+        for (const Sample* r : ranked) {
+          uint32_t distance = 0;
+          for (size_t k = 0; k < pool[i].size(); ++k) distance += pool[i][k] != r->point[k];
+          if (distance <= params_.local_radius) {
+            local_order.push_back(i);
+            break;
+          }
+        }
+      }
+    }
+    std::vector<bool> taken(pool.size(), false);
+    size_t next = 0, next_local = 0;
+    const uint32_t local_slots = static_cast<uint32_t>(std::lround(params_.local * params_.batch));
+    for (uint32_t slot = 0; slot < local_slots; ++slot) {
+      while (next_local < local_order.size() && taken[local_order[next_local]]) ++next_local;
+      if (next_local >= local_order.size()) break;
+      taken[local_order[next_local]] = true;
+      queue_.push_back(pool[local_order[next_local++]]);
+    }
+    for (uint32_t slot = static_cast<uint32_t>(queue_.size()); slot < params_.batch && next < order.size(); ++slot) {
       if (UniformUnit(sampler_.rng()) < params_.exploration) {
         // Exploration: a random unseen point (falls through to the model when none).
         std::optional<Point> random;
@@ -172,6 +213,9 @@ class ModelSearch final : public SearchBase {
           continue;
         }
       }
+      while (next < order.size() && taken[order[next]]) ++next;
+      if (next >= order.size()) break;
+      taken[order[next]] = true;
       queue_.push_back(pool[order[next++]]);
     }
   }

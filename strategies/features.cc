@@ -24,11 +24,29 @@ std::vector<double> CandidateFeatures(const Problem& problem, const KnobValues& 
   for (const auto& [name, value] : values) {
     double v = 0;
     // Words (alternatives' labels) become a stable small integer: trees only need
-    // to tell them apart.
+    // to tell them apart. "none" (no split, no tiling) is a factor of 1, so it sits
+    // next to the smallest numeric options rather than at an arbitrary code.
     f.push_back(absl::SimpleAtod(value, &v) ? Log2(v)
+                : value == "none"           ? 0.0
                                             : static_cast<double>(std::hash<std::string>{}(value) % 1024));
   }
   for (const auto& [name, dim] : problem.dims) f.push_back(Log2(static_cast<double>(dim)));
+  // Any tile_<dim>[level] knob against its problem dimension (conv's tile_ow against
+  // the output width, reduce's tile_n against n): the trip count, and the work done on
+  // the padding of a partial last tile (1 when the tile divides the dimension).
+  for (const auto& [name, value] : values) {
+    if (name.rfind("tile_", 0) != 0) continue;
+    std::string dim = name.substr(5);
+    while (!dim.empty() && dim.back() >= '0' && dim.back() <= '9') dim.pop_back();
+    const double extent = static_cast<double>(problem.Dim(dim));
+    if (extent <= 0) continue;
+    // Every candidate must give a row of the same length: a word ("none") is the whole extent.
+    double t = 0;
+    if (!absl::SimpleAtod(value, &t) || t <= 0) t = extent;
+    const double trips = std::ceil(extent / t);
+    f.push_back(Log2(trips));
+    f.push_back(trips * t / extent);
+  }
 
   const double m = problem.Dim("m"), n = problem.Dim("n"), k = problem.Dim("k");
   // A template without a cache tile along a dimension (matmul_packed does not tile m
