@@ -159,8 +159,9 @@ int main(int argc, char** argv) {
                "workers (synthetic results, nothing compiled)"};
   int workers = 64, tasks = 10000;
   std::string coordinator_bin = MTUNE_COORDINATOR_BIN, connect, json_path, dir;
-  // Matmuls with knob spaces of 9,216 candidates (matmul_packed), so that up to
-  // ~2,500 tasks per problem are all distinct candidates the search finds easily.
+  // Matmuls of matmul_packed, whose knob spaces (about two million combinations
+  // before its constraints) are far larger than the ~2,500 tasks per problem, so all
+  // are distinct candidates the search finds easily.
   std::vector<std::string> problems = {
       "matmul:m=4096,n=4096,k=4096:f32", "matmul:m=2048,n=4096,k=4096:f32",
       "matmul:m=1024,n=4096,k=4096:f32", "matmul:m=512,n=4096,k=4096:f32"};
