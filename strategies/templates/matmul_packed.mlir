@@ -42,7 +42,10 @@ module attributes {transform.with_named_sequence} {
     %tk1 = transform.tune.knob<"tile_k1"> = 512 from options = [32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048, 4096] -> !transform.param<i64>
     %tm2 = transform.tune.knob<"tile_m2"> = 8 from options = [4, 6, 8, 12, 16] -> !transform.param<i64>
     %tn2 = transform.tune.knob<"tile_n2"> = 32 from options = [16, 32, 64] -> !transform.param<i64>
-    %tk2 = transform.tune.knob<"tile_k2"> = 1 from options = [1, 2, 4, 8, 16] -> !transform.param<i64>
+    // B stored transposed (matmul_transpose_b): a k2 of 4 or more makes B's packing a
+    // transposing copy that measured 4x slower (27 against 112 GFLOP/s at 512^3), so
+    // k2 is 1 there; for the other layouts the default packs A with k2 = 8.
+    %tk2 = transform.tune.knob<"tile_k2"> = 8 from options = [1, 2, 4, 8, 16] {mtune.only_for = ["matmul", "matmul_transpose_a"], mtune.otherwise = 1 : i64} -> !transform.param<i64>
 
     // Register tiles divide the cache tiles. The accumulator tile plus one row of B
     // and one broadcast of A fit the 32 zmm registers of 64 bytes:
@@ -154,7 +157,7 @@ module attributes {transform.with_named_sequence} {
 
     // Packing: nofold pads of the register-tile operands, hoisted out of the three
     // level-2 loops (and, for B, the m1 loop).
-    %padded2 = transform.tune.alternatives<"pack_a"> selected_region = 0 attributes {mtune.labels = ["no", "yes"]} -> !transform.any_op {
+    %padded2 = transform.tune.alternatives<"pack_a"> selected_region = 1 attributes {mtune.labels = ["no", "yes"]} -> !transform.any_op {
       %p, %pad, %copy = transform.structured.pad %tiled2 {
           padding_dimensions = [0, 1, 2],
           nofold_flags = [0, 1, 0],
