@@ -27,7 +27,6 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/ascii.h"
-#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -273,19 +272,19 @@ absl::Status RegisterShape(const Flags& flags, ShapeReport& report, ShapeFixture
     fixture.variant_kernels.push_back(
         CompileVerified(report.variants[i], VariantName(i), report, fixture));
 
+  // mtune's kernels by implementation name (null: not compiled or wrong); the other
+  // names are libraries.
+  std::map<std::string, worker::JitKernel*> mtune_kernels = {{"mtune", fixture.kernel.get()}};
+  for (size_t i = 0; i < fixture.variant_kernels.size(); ++i)
+    mtune_kernels[VariantName(i)] = fixture.variant_kernels[i].get();
+
   const double per_repetition_s = flags.min_time_s / kRepetitionsPerRound;
   for (int round = 0; round < flags.rounds; ++round) {
     for (const std::string& impl : Implementations(report)) {
       const std::string name = BenchmarkName(report.size, round, impl);
       benchmark::internal::Benchmark* registered = nullptr;
-      worker::JitKernel* kernel = nullptr;
-      if (impl == "mtune") {
-        kernel = fixture.kernel.get();
-      } else if (absl::StartsWith(impl, "variant")) {
-        for (size_t i = 0; i < fixture.variant_kernels.size(); ++i)
-          if (VariantName(i) == impl) kernel = fixture.variant_kernels[i].get();
-      }
-      if (impl == "mtune" || absl::StartsWith(impl, "variant")) {
+      if (auto it = mtune_kernels.find(impl); it != mtune_kernels.end()) {
+        worker::JitKernel* kernel = it->second;
         if (kernel == nullptr) continue;
         ShapeFixture* f = &fixture;
         registered = benchmark::RegisterBenchmark(name.c_str(), [f, kernel](benchmark::State& state) {

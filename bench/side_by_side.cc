@@ -199,7 +199,6 @@ absl::Status TuneProblem(const strategies::Problem& problem, const TuneOptions& 
       winner = i;
     }
   }
-  stats.confirmed = static_cast<int>(finalists > 1 ? finalists : 0);
   best = BestKernel{measured[winner].script, measured[winner].values, measured[winner].gflops,
                     absl::StrFormat("tuned in this run (%s search, seed %d, %s%s)",
                                     std::string((*algorithm)->name()), options.seed, tpl->name,

@@ -49,7 +49,6 @@ struct TuningStats {
   int ok = 0;
   std::map<std::string, int> failures;  // status name -> count
   std::vector<double> candidate_s;      // wall time of each candidate
-  int confirmed = 0;                    // candidates timed again at the end
 };
 
 struct TuneOptions {
