@@ -58,6 +58,10 @@ struct Flags {
 };
 
 constexpr const char* kImplementations[] = {"mtune", "onednn", "eigen"};
+// The calibration's FMA loop doing a compute-bound row's FLOP count, timed in the same
+// rounds: that row's %roof divides by its median (a start-up best-of-5 figure would
+// set a fast moment of the VM's wandering clock against medians taken later).
+constexpr const char* kFmaPeak = "fma_peak";
 constexpr int kRepetitionsPerRound = 3;
 
 // What happened to one implementation of one problem before timing.
@@ -82,6 +86,8 @@ struct ProblemReport {
   // (bandwidth-bound families only): the level's figure comes from a working set of
   // the whole level, which can be far from the problem's.
   double copy_gbps_at_footprint = 0;
+  // Compute-bound rows: the FMA peak timed in this row's rounds, GFLOP/s (0: not timed).
+  double fma_peak_gflops = 0;
 };
 
 // Everything the timing loops of one problem touch.
@@ -92,6 +98,7 @@ struct Fixture {
   std::vector<void*> args;
   std::map<std::string, std::unique_ptr<worker::TypedBuffer>> outputs;
   std::map<std::string, std::unique_ptr<FamilyKernel>> baselines;
+  worker::FmaLoop fma_loop;
 };
 
 double Figure(const ProblemReport& r, const std::string& impl) {
@@ -196,6 +203,14 @@ void Prepare(const Flags& flags, ProblemReport& report, Fixture& fx) {
   std::vector<double>().swap(ops.scale);
 }
 
+// What one round of `r` times: the implementations, and the FMA peak for a
+// compute-bound row.
+std::vector<const char*> TimedNames(const ProblemReport& r) {
+  std::vector<const char*> names(std::begin(kImplementations), std::end(kImplementations));
+  if (!BandwidthBound(r.problem.family)) names.push_back(kFmaPeak);
+  return names;
+}
+
 std::string BenchmarkName(const ProblemReport& r, int round, const char* impl) {
   return absl::StrFormat("%s/round%d/%s", r.problem.Key(), round, impl);
 }
@@ -204,10 +219,16 @@ std::string BenchmarkName(const ProblemReport& r, int round, const char* impl) {
 void TimeProblem(const Flags& flags, ProblemReport& report, Fixture& fx) {
   const double per_repetition_s = flags.min_time_s / kRepetitionsPerRound;
   for (int round = 0; round < flags.rounds; ++round) {
-    for (const char* impl : kImplementations) {
+    for (const char* impl : TimedNames(report)) {
       const std::string name = BenchmarkName(report, round, impl);
       benchmark::internal::Benchmark* registered = nullptr;
-      if (std::string(impl) == "mtune") {
+      if (std::string(impl) == kFmaPeak) {
+        worker::FmaLoop* loop = &fx.fma_loop;
+        const double flops = report.problem.Flops();
+        registered = benchmark::RegisterBenchmark(name.c_str(), [loop, flops](benchmark::State& state) {
+          for (auto _ : state) loop->Run(flops);
+        });
+      } else if (std::string(impl) == "mtune") {
         if (!fx.kernel) continue;
         Fixture* f = &fx;
         registered = benchmark::RegisterBenchmark(name.c_str(), [f](benchmark::State& state) {
@@ -240,16 +261,24 @@ void TimeProblem(const Flags& flags, ProblemReport& report, Fixture& fx) {
   CollectingReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
   benchmark::ClearRegisteredBenchmarks();
-  for (const char* impl : kImplementations) {
-    ImplState& state = report.impls[impl];
+  for (const char* impl : TimedNames(report)) {
+    std::vector<double> round_medians_s;
     for (int round = 0; round < flags.rounds; ++round) {
       const std::string name = BenchmarkName(report, round, impl);
       if (auto it = reporter.samples().find(name); it != reporter.samples().end() && !it->second.empty())
-        state.round_medians_s.push_back(Median(it->second));
-      else if (auto err = reporter.errors().find(name); err != reporter.errors().end())
-        state = {"error", err->second};
+        round_medians_s.push_back(Median(it->second));
+      else if (auto err = reporter.errors().find(name); err != reporter.errors().end() &&
+                                                        std::string(impl) != kFmaPeak)
+        report.impls[impl] = {"error", err->second};
     }
-    if (!state.round_medians_s.empty()) state.median_s = Median(state.round_medians_s);
+    if (round_medians_s.empty()) continue;
+    if (std::string(impl) == kFmaPeak) {
+      report.fma_peak_gflops = report.problem.Flops() / Median(round_medians_s) / 1e9;
+      continue;
+    }
+    ImplState& state = report.impls[impl];
+    state.median_s = Median(round_medians_s);
+    state.round_medians_s = std::move(round_medians_s);
   }
 }
 
@@ -268,7 +297,7 @@ std::string FigureCell(const ProblemReport& r, const std::string& impl) {
   return it->second.status;
 }
 
-constexpr const char* kRowFormat = "%-26s %-40s %-7s %11s %11s %11s %7s %7s %6s %5s %8s\n";
+constexpr const char* kRowFormat = "%-26s %-40s %-7s %11s %11s %11s %7s %7s %6s %5s %8s %8s\n";
 
 void PrintRow(const ProblemReport& r) {
   const double mt = Figure(r, "mtune"), dnn = Figure(r, "onednn"), eig = Figure(r, "eigen");
@@ -278,7 +307,7 @@ void PrintRow(const ProblemReport& r) {
               FigureCell(r, "mtune").c_str(), FigureCell(r, "onednn").c_str(),
               FigureCell(r, "eigen").c_str(), Cell(ratio(dnn)).c_str(), Cell(ratio(eig)).c_str(),
               Cell(100 * fraction, "%.1f%%").c_str(), r.roof.level.c_str(),
-              Cell(r.copy_gbps_at_footprint).c_str());
+              Cell(r.fma_peak_gflops).c_str(), Cell(r.copy_gbps_at_footprint).c_str());
 }
 
 void PrintGeomean(const std::string& family, const std::vector<const ProblemReport*>& rows) {
@@ -295,10 +324,10 @@ void PrintGeomean(const std::string& family, const std::vector<const ProblemRepo
   std::printf(kRowFormat, family.c_str(), absl::StrCat("geomean of ", rows.size()).c_str(), Unit(*rows.front()).c_str(),
               Cell(Geomean(mt)).c_str(), Cell(Geomean(dnn)).c_str(), Cell(Geomean(eig)).c_str(),
               Cell(Geomean(mt_dnn)).c_str(), Cell(Geomean(mt_eig)).c_str(),
-              Cell(100 * Geomean(fraction), "%.1f%%").c_str(), "", "");
+              Cell(100 * Geomean(fraction), "%.1f%%").c_str(), "", "", "");
 }
 
-std::vector<GoalRow> GoalRows(const std::vector<ProblemReport>& reports, double peak) {
+std::vector<GoalRow> GoalRows(const std::vector<ProblemReport>& reports) {
   std::vector<GoalRow> rows;
   for (const ProblemReport& r : reports) {
     GoalRow row;
@@ -307,8 +336,7 @@ std::vector<GoalRow> GoalRows(const std::vector<ProblemReport>& reports, double 
     row.onednn = Figure(r, "onednn");
     row.fraction_of_roofline = FractionOfRoofline(r, row.mtune);
     row.copy_gbps_at_footprint = r.copy_gbps_at_footprint;
-    row.fraction_of_peak =
-        !BandwidthBound(r.problem.family) && peak > 0 ? row.mtune / peak : 0.0;
+    row.fraction_of_peak = r.fma_peak_gflops > 0 ? row.mtune / r.fma_peak_gflops : 0.0;
     rows.push_back(row);
   }
   return rows;
@@ -318,7 +346,8 @@ void PrintReport(const Flags& flags, const std::vector<ProblemReport>& reports,
                  const mtune::v1::Calibration& calibration, const std::string& cpu_name) {
   std::printf("\nmtune vs oneDNN and Eigen, f32, one thread on one pinned core (cpu %d, %s)\n",
               flags.cpu, cpu_name.c_str());
-  std::printf("measured FMA peak %.2f GFLOP/s; copy bandwidth", calibration.peak_gflops_f32());
+  std::printf("FMA peak: timed beside each GFLOP/s row (column FMA pk); start-up calibration "
+              "(best of 5 short runs) %.2f GFLOP/s; copy bandwidth", calibration.peak_gflops_f32());
   for (const auto& level : calibration.bandwidth())
     std::printf(" %s %.1f GB/s", level.level().c_str(), level.gbps());
   std::printf("\nmtune kernel: %s\n",
@@ -331,7 +360,7 @@ void PrintReport(const Flags& flags, const std::vector<ProblemReport>& reports,
               "repetitions (>= %.2f s per round); GB/s = compulsory bytes\n\n",
               flags.rounds, kRepetitionsPerRound, flags.min_time_s);
   std::printf(kRowFormat, "family", "shape", "unit", "mtune", "oneDNN", "Eigen", "mt/dnn", "mt/eig",
-              "%roof", "level", "copy@fp");
+              "%roof", "level", "FMA pk", "copy@fp");
   std::vector<std::string> order;
   std::map<std::string, std::vector<const ProblemReport*>> by_family;
   for (const ProblemReport& r : reports) {
@@ -342,13 +371,13 @@ void PrintReport(const Flags& flags, const std::vector<ProblemReport>& reports,
     for (const ProblemReport* r : by_family[family]) PrintRow(*r);
     PrintGeomean(family, by_family[family]);
   }
-  std::printf("\n%%roof: mtune over the FMA peak (GFLOP/s rows) or over the copy bandwidth of "
-              "the level the footprint fits (GB/s rows)\n"
+  std::printf("\n%%roof: mtune over the FMA peak timed in the same rounds (GFLOP/s rows, FMA pk) "
+              "or over the copy bandwidth of the level the footprint fits (GB/s rows)\n"
               "copy@fp: copy GB/s measured in this run at the row's own footprint (the transpose "
               "goal's yardstick)\n");
 
   std::printf("\ngoals (issue 3, figures to reach):\n");
-  for (const GoalLine& goal : EvaluateGoals(GoalRows(reports, calibration.peak_gflops_f32())))
+  for (const GoalLine& goal : EvaluateGoals(GoalRows(reports)))
     std::printf("  %-68s %-8s %s\n", goal.goal.c_str(), goal.verdict.c_str(), goal.detail.c_str());
 
   std::printf("\nverification (max scaled error vs mtune's reference) and how each computes:\n");
@@ -367,7 +396,9 @@ absl::Status WriteJson(const Flags& flags, const std::vector<ProblemReport>& rep
   nlohmann::json root;
   root["cpu"] = flags.cpu;
   root["cpu_name"] = cpu_name;
-  root["peak_gflops_f32"] = calibration.peak_gflops_f32();
+  // Best of 5 short runs at start-up; compute-bound rows divide by their own
+  // fma_peak_gflops, timed in their rounds.
+  root["calibrated_peak_gflops_f32"] = calibration.peak_gflops_f32();
   nlohmann::json levels = nlohmann::json::array();
   for (const auto& level : calibration.bandwidth())
     levels.push_back({{"level", level.level()}, {"gbps", level.gbps()},
@@ -389,6 +420,7 @@ absl::Status WriteJson(const Flags& flags, const std::vector<ProblemReport>& rep
     row["roofline_level_gbps"] = r.roof.level_gbps;
     row["roofline_gflops"] = r.roof.bound_gflops;
     if (r.copy_gbps_at_footprint > 0) row["copy_gbps_at_footprint"] = r.copy_gbps_at_footprint;
+    if (r.fma_peak_gflops > 0) row["fma_peak_gflops"] = r.fma_peak_gflops;
     nlohmann::json impls = nlohmann::json::object();
     for (const auto& [name, s] : r.impls) {
       const double figure = Figure(r, name);
@@ -415,7 +447,7 @@ absl::Status WriteJson(const Flags& flags, const std::vector<ProblemReport>& rep
   }
   root["problems"] = problems;
   nlohmann::json goals = nlohmann::json::array();
-  for (const GoalLine& goal : EvaluateGoals(GoalRows(reports, calibration.peak_gflops_f32())))
+  for (const GoalLine& goal : EvaluateGoals(GoalRows(reports)))
     goals.push_back({{"goal", goal.goal}, {"verdict", goal.verdict}, {"detail", goal.detail}});
   root["goals"] = goals;
   std::ofstream out(flags.json);
@@ -546,6 +578,13 @@ int Run(const Flags& flags) {
     if (BandwidthBound(r.problem.family))
       r.copy_gbps_at_footprint = worker::MeasureCopyGbps(r.problem.FootprintBytes(), flags.min_time_s, 3);
     TimeProblem(flags, r, fixture);
+    if (r.fma_peak_gflops > 0) {
+      // The compute roof of this row is the peak timed beside it.
+      mtune::v1::Calibration side_by_side = calibration;
+      side_by_side.set_peak_gflops_f32(r.fma_peak_gflops);
+      r.roof = worker::ComputeRoofline(side_by_side, r.problem.Flops(), r.problem.CompulsoryBytes(),
+                                       r.problem.FootprintBytes());
+    }
   }
 
   PrintReport(flags, reports, calibration, worker::JitKernel::HostCpuName());

@@ -114,6 +114,9 @@ TEST(BenchFamilies, TinyRunVerifiesEveryBaselineAndPrintsTheTable) {
       EXPECT_GT(impl.value("figure", 0.0), 0.0);
     }
     if (BandwidthBound(row["family"])) EXPECT_GT(row.value("copy_gbps_at_footprint", 0.0), 0.0);
+    // Compute-bound rows are set against the FMA peak timed in their own rounds.
+    EXPECT_EQ(row.contains("fma_peak_gflops"), !BandwidthBound(row["family"])) << row.dump();
+    if (row.contains("fma_peak_gflops")) EXPECT_GT(row["fma_peak_gflops"].get<double>(), 0.0);
     const nlohmann::json& mt = row["implementations"]["mtune"];
     const std::string family = row["family"];
     bool has_template = false;

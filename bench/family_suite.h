@@ -38,7 +38,7 @@ struct GoalRow {
   double mtune = 0;          // GFLOP/s or GB/s
   double onednn = 0;         // same unit
   double fraction_of_roofline = 0;  // mtune's
-  double fraction_of_peak = 0;      // mtune's GFLOP/s / FMA peak (compute-bound rows)
+  double fraction_of_peak = 0;      // mtune's GFLOP/s / FMA peak timed beside it (compute-bound rows)
   // Copy bandwidth measured in the same run at this problem's footprint (GB/s rows).
   double copy_gbps_at_footprint = 0;
 };

@@ -72,8 +72,10 @@ struct Flags {
 };
 
 // What the side-by-side compares, in the order each round runs them (then the
-// --variant kernels).
-constexpr const char* kImplementations[] = {"mtune", "onednn", "eigen", "openblas"};
+// --variant kernels). "fma_peak" is the calibration's FMA loop doing the shape's FLOP
+// count: the %peak columns divide by its median, measured in the same rounds.
+constexpr const char* kImplementations[] = {"mtune", "onednn", "eigen", "openblas", "fma_peak"};
+constexpr const char* kFmaPeak = "fma_peak";
 
 // Timed repetitions per (round, implementation); their median is the round's figure.
 constexpr int kRepetitionsPerRound = 3;
@@ -199,6 +201,7 @@ struct ShapeFixture {
   std::unique_ptr<worker::MatmulOperands> ops;
   std::unique_ptr<worker::AlignedBuffer> baseline_c;
   std::unique_ptr<worker::JitKernel> kernel;
+  worker::FmaLoop fma_loop;
   // One per --variant (null: did not compile or gave a wrong result).
   std::vector<std::unique_ptr<worker::JitKernel>> variant_kernels;
   worker::MemRef2D a, b, c;
@@ -283,7 +286,13 @@ absl::Status RegisterShape(const Flags& flags, ShapeReport& report, ShapeFixture
     for (const std::string& impl : Implementations(report)) {
       const std::string name = BenchmarkName(report.size, round, impl);
       benchmark::internal::Benchmark* registered = nullptr;
-      if (auto it = mtune_kernels.find(impl); it != mtune_kernels.end()) {
+      if (impl == kFmaPeak) {
+        worker::FmaLoop* loop = &fixture.fma_loop;
+        const double flops = report.problem.Flops();
+        registered = benchmark::RegisterBenchmark(name.c_str(), [loop, flops](benchmark::State& state) {
+          for (auto _ : state) loop->Run(flops);
+        });
+      } else if (auto it = mtune_kernels.find(impl); it != mtune_kernels.end()) {
         worker::JitKernel* kernel = it->second;
         if (kernel == nullptr) continue;
         ShapeFixture* f = &fixture;
@@ -344,30 +353,37 @@ std::string Cell(double value, const char* format) {
   return value > 0 ? absl::StrFormat(format, value) : std::string("-");
 }
 
-void PrintTable(const std::vector<ShapeReport>& reports, double peak_gflops,
+// GFLOP/s of `impl` in `report` from its median time; 0 when it was not measured.
+double MedianGflops(const ShapeReport& report, const std::string& impl) {
+  auto it = report.median_s.find(impl);
+  return it == report.median_s.end() || it->second <= 0
+             ? 0.0
+             : report.problem.Flops() / it->second / 1e9;
+}
+
+void PrintTable(const std::vector<ShapeReport>& reports, double calibrated_peak_gflops,
                 const std::string& fma_isa, const Flags& flags, const std::string& cpu_name) {
   std::printf("\nmtune vs single-threaded sgemm libraries, f32, one pinned core (cpu %d, %s)\n",
               flags.cpu, cpu_name.c_str());
-  std::printf("measured FMA peak: %.2f GFLOP/s (%s)\n", peak_gflops, fma_isa.c_str());
+  std::printf("FMA peak (%s): %%peak divides by the FMA loop timed in the same rounds (column "
+              "'FMA pk'); the start-up calibration (best of 5 short runs) gave %.2f GFLOP/s\n",
+              fma_isa.c_str(), calibrated_peak_gflops);
   std::printf("each figure: median over %d interleaved rounds of the median of %d timed "
               "repetitions (>= %.2f s each round)\n\n",
               flags.rounds, kRepetitionsPerRound, flags.min_time_s);
-  std::printf("%-6s %8s %6s | %8s %6s | %8s %6s | %8s %6s | %s\n", "shape", "mtune", "%peak",
-              "oneDNN", "mt/dnn", "Eigen", "mt/eig", "OpenBLAS", "mt/obl", "best knobs");
-  std::printf("%-6s %8s %6s | %8s %6s | %8s %6s | %8s %6s |\n", "", "GFLOP/s", "", "GFLOP/s", "",
-              "GFLOP/s", "", "GFLOP/s", "");
+  std::printf("%-6s %8s %6s %8s | %8s %6s | %8s %6s | %8s %6s | %s\n", "shape", "mtune", "%peak",
+              "FMA pk", "oneDNN", "mt/dnn", "Eigen", "mt/eig", "OpenBLAS", "mt/obl", "best knobs");
+  std::printf("%-6s %8s %6s %8s | %8s %6s | %8s %6s | %8s %6s |\n", "", "GFLOP/s", "", "GFLOP/s",
+              "GFLOP/s", "", "GFLOP/s", "", "GFLOP/s", "");
   for (const ShapeReport& report : reports) {
-    const double flops = report.problem.Flops();
-    auto gflops = [&](const char* impl) {
-      auto it = report.median_s.find(impl);
-      return it == report.median_s.end() || it->second <= 0 ? 0.0 : flops / it->second / 1e9;
-    };
+    auto gflops = [&](const char* impl) { return MedianGflops(report, impl); };
     const double mt = gflops("mtune");
     auto ratio = [&](double other) { return mt > 0 && other > 0 ? mt / other : 0.0; };
     const double dnn = gflops("onednn"), eig = gflops("eigen"), obl = gflops("openblas");
-    std::printf("%-6s %8s %6s | %8s %6s | %8s %6s | %8s %6s | %s\n",
+    const double peak = gflops(kFmaPeak);
+    std::printf("%-6s %8s %6s %8s | %8s %6s | %8s %6s | %8s %6s | %s\n",
                 absl::StrCat(report.size, "^3").c_str(), Cell(mt, "%.2f").c_str(),
-                Cell(peak_gflops > 0 ? 100 * mt / peak_gflops : 0, "%.1f%%").c_str(),
+                Cell(peak > 0 ? 100 * mt / peak : 0, "%.1f%%").c_str(), Cell(peak, "%.2f").c_str(),
                 Cell(dnn, "%.2f").c_str(), Cell(ratio(dnn), "%.2f").c_str(),
                 Cell(eig, "%.2f").c_str(), Cell(ratio(eig), "%.2f").c_str(),
                 Cell(obl, "%.2f").c_str(), Cell(ratio(obl), "%.2f").c_str(),
@@ -382,11 +398,8 @@ void PrintTable(const std::vector<ShapeReport>& reports, double peak_gflops,
     std::printf("%-6s %-9s %8s %6s %6s %6s | %s\n", "shape", "variant", "GFLOP/s", "%peak",
                 "/dnn", "/mtune", "knobs");
     for (const ShapeReport& report : reports) {
-      const double flops = report.problem.Flops();
-      auto gflops = [&](const std::string& impl) {
-        auto it = report.median_s.find(impl);
-        return it == report.median_s.end() || it->second <= 0 ? 0.0 : flops / it->second / 1e9;
-      };
+      auto gflops = [&](const std::string& impl) { return MedianGflops(report, impl); };
+      const double peak_gflops = gflops(kFmaPeak);
       for (size_t i = 0; i < report.variants.size(); ++i) {
         const double v = gflops(VariantName(i)), dnn = gflops("onednn"), mt = gflops("mtune");
         std::printf("%-6s %-9s %8s %6s %6s %6s | %s\n", absl::StrCat(report.size, "^3").c_str(),
@@ -444,7 +457,9 @@ absl::Status WriteJson(const std::string& path, const std::vector<ShapeReport>& 
   root["cpu"] = flags.cpu;
   root["cpu_name"] = cpu_name;
   root["fma_isa"] = fma_isa;
-  root["peak_gflops_f32"] = calibration.peak_gflops_f32();
+  // Best of 5 short runs at start-up; each shape's fma_peak implementation is the
+  // side-by-side median its mtune_fraction_of_peak divides by.
+  root["calibrated_peak_gflops_f32"] = calibration.peak_gflops_f32();
   root["rounds"] = flags.rounds;
   root["repetitions_per_round"] = kRepetitionsPerRound;
   root["min_time_s"] = flags.min_time_s;
@@ -464,9 +479,11 @@ absl::Status WriteJson(const std::string& path, const std::vector<ShapeReport>& 
     shape["implementations"] = impls;
     if (report.median_s.contains("mtune")) {
       const double mt = report.median_s.at("mtune");
-      shape["mtune_fraction_of_peak"] = flops / mt / 1e9 / calibration.peak_gflops_f32();
+      if (const double peak = MedianGflops(report, kFmaPeak); peak > 0)
+        shape["mtune_fraction_of_peak"] = flops / mt / 1e9 / peak;
+      shape["mtune_fraction_of_calibrated_peak"] = flops / mt / 1e9 / calibration.peak_gflops_f32();
       for (const auto& [impl, seconds] : report.median_s)
-        if (impl != "mtune") shape["mtune_over_" + impl] = seconds / mt;
+        if (impl != "mtune" && impl != kFmaPeak) shape["mtune_over_" + impl] = seconds / mt;
     }
     if (report.best) {
       shape["best"] = {{"knobs", report.best->knobs},

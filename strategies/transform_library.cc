@@ -13,6 +13,7 @@
 #include "mlir/Dialect/Transform/Interfaces/TransformInterfaces.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/SymbolTable.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
 #include "strategies/mlir_support.h"
@@ -278,9 +279,27 @@ absl::StatusOr<std::string> BuildTransformLibrary(const std::vector<LibraryEntry
     mlir::OwningOpRef<mlir::ModuleOp> holder;
     auto main = ParseEntryPoint(context, diagnostics, entry.script, entry.problem, holder);
     if (!main.ok()) return main.status();
-    main->setSymName(LibrarySymbol(entry.problem, entry.target_id));
+    const std::string symbol = LibrarySymbol(entry.problem, entry.target_id);
+    // The sequences the strategy includes (a template's helpers) go along, renamed
+    // after the entry: two entries of one template would otherwise both define them.
+    std::vector<mlir::transform::NamedSequenceOp> helpers;
+    for (auto sequence : holder->getBody()->getOps<mlir::transform::NamedSequenceOp>())
+      if (sequence != *main) helpers.push_back(sequence);
+    for (mlir::transform::NamedSequenceOp helper : helpers) {
+      const std::string renamed = absl::StrCat(symbol, "__", helper.getSymName().str());
+      if (mlir::failed(mlir::SymbolTable::replaceAllSymbolUses(
+              helper, mlir::StringAttr::get(context, renamed), holder->getOperation())))
+        return absl::InternalError(absl::StrCat("cannot rename @", helper.getSymName().str(),
+                                                " of ", entry.problem));
+      helper.setSymName(renamed);
+    }
+    main->setSymName(symbol);
     (*main)->remove();
     library->getBody()->push_back(*main);
+    for (mlir::transform::NamedSequenceOp helper : helpers) {
+      helper->remove();
+      library->getBody()->push_back(helper);
+    }
   }
   if (mlir::failed(mlir::verify(*library)))
     return diagnostics.ToStatus(absl::StatusCode::kInternal, "transform library does not verify");

@@ -1,4 +1,5 @@
-// The exported transform library: one named sequence per tuned (problem, target),
+// The exported transform library: one named sequence per tuned (problem, target)
+// (with the helper sequences its strategy includes, renamed `<entry>__<helper>`),
 // plus an entry point that dispatches every matching op to its tuned sequence.
 //
 // How the dispatch works (all upstream transform ops, runs in plain mlir-opt):

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -240,6 +241,27 @@ std::vector<CacheLevel> DetectDataCaches(const std::string& sysfs_dir) {
 }
 
 std::string FmaIsa() { return PickFmaKernel().isa; }
+
+struct FmaLoop::State {
+  FmaKernel kernel = PickFmaKernel();
+  AlignedFloats accumulators = AllocateTouched(kFmaStateFloats * sizeof(float), 1.0f);
+};
+
+FmaLoop::FmaLoop() : state_(std::make_unique<State>()) {
+  // acc <- acc * x + y converges to y / (1 - x) = 1: no overflow, no denormals.
+  std::fill_n(state_->accumulators.get() + 16 * 16, 16, 0.999f);
+  std::fill_n(state_->accumulators.get() + 16 * 17, 16, 0.001f);
+}
+
+FmaLoop::~FmaLoop() = default;
+
+double FmaLoop::Run(double flops) {
+  const double per_iter = state_->kernel.flops_per_iter;
+  const uint64_t iters = static_cast<uint64_t>(std::max(1.0, std::ceil(flops / per_iter)));
+  state_->kernel.run(iters, state_->accumulators.get());
+  g_sink = state_->accumulators[0];
+  return iters * per_iter;
+}
 
 double MeasurePeakFmaGflops(double total_time_s, int repetitions) {
   const FmaKernel kernel = PickFmaKernel();

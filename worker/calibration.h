@@ -4,6 +4,7 @@
 #define MTUNE_WORKER_CALIBRATION_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,26 @@ std::string FmaIsa();
 
 // Best-of-`repetitions` f32 FMA throughput of the calling thread, GFLOP/s.
 double MeasurePeakFmaGflops(double total_time_s, int repetitions);
+
+// The FMA loop the peak is measured with, for callers that time it themselves. The
+// benches time it in the same interleaved rounds, and reduce it to a median the same
+// way, as the kernels they compare: a best-of-N peak taken once at start-up would set
+// a fast moment of a VM whose clock wanders against medians taken later.
+class FmaLoop {
+ public:
+  FmaLoop();
+  ~FmaLoop();
+  FmaLoop(const FmaLoop&) = delete;
+  FmaLoop& operator=(const FmaLoop&) = delete;
+
+  // Runs whole iterations of the loop, at least `flops` floating-point operations
+  // (one FMA counts two); returns how many it ran.
+  double Run(double flops);
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
 
 // Copy bandwidth of the calling thread at `working_set_bytes` (source + destination),
 // GB/s of bytes read + written, median over passes lasting at least `min_time_s`.

@@ -163,6 +163,16 @@ TEST(Calibration, ShortRunGivesPositiveFiniteFigures) {
   EXPECT_LT(calibration.duration_s(), 10.0);
 }
 
+TEST(FmaLoop, RunsWholeIterationsCoveringTheRequestedFlops) {
+  FmaLoop loop;
+  const double one_iteration = loop.Run(1);
+  ASSERT_GT(one_iteration, 1) << "an iteration is several vector FMAs";
+  EXPECT_EQ(loop.Run(one_iteration), one_iteration);
+  const double asked = 10.5 * one_iteration;
+  EXPECT_EQ(loop.Run(asked), 11 * one_iteration) << "rounded up to whole iterations";
+  EXPECT_EQ(loop.Run(0), one_iteration) << "at least one iteration";
+}
+
 TEST(Calibration, CopyBandwidthIsPositiveForTinyAndOddSizes) {
   EXPECT_TRUE(FinitePositive(MeasureCopyGbps(1, 0.001, 1)));
   EXPECT_TRUE(FinitePositive(MeasureCopyGbps(100'001, 0.001, 2)));

@@ -45,6 +45,11 @@ module attributes {transform.with_named_sequence} {
     // B stored transposed (matmul_transpose_b): a k2 of 4 or more makes B's packing a
     // transposing copy that measured 4x slower (27 against 112 GFLOP/s at 512^3), so
     // k2 is 1 there; for the other layouts the default packs A with k2 = 8.
+    // Whether the m2 loop ends in a partial register tile that is peeled off into a
+    // loop of its own (1), so that every tile keeps a static shape: a 12 x 32 tile,
+    // with 24 accumulators, then serves m = 512 as 42 tiles and a 4-row remainder.
+    // Not a free choice: the constraints make it 1 exactly when m2 does not divide m1.
+    %peel = transform.tune.knob<"peel_m2"> = 0 from options = [0, 1] -> !transform.param<i64>
     %tk2 = transform.tune.knob<"tile_k2"> = 8 from options = [1, 2, 4, 8, 16] {mtune.only_for = ["matmul", "matmul_transpose_a"], mtune.otherwise = 1 : i64} -> !transform.param<i64>
 
     // Register tiles divide the cache tiles. The accumulator tile plus one row of B
@@ -52,15 +57,15 @@ module attributes {transform.with_named_sequence} {
     // (m2 + 1) * n2 * acc_bytes <= 31 * 64 (8x32 or 12x32 or 6x64 f32, 8x16 f64);
     // beyond that the k loop spills on every step, which measured 0.43 of peak for an
     // f64 8x32 tile against 0.60 for 8x16. The packed B panel takes at most half of
-    // the 2 MiB per-core L2 of this machine family, and so does the A block. The m
-    // block is a whole number of register tiles (a partial one would leave a dynamic
-    // shape to vectorize). Padding a dimension to a multiple of its cache tile may
+    // the 2 MiB per-core L2 of this machine family, and so does the A block. An m
+    // block that is not a whole number of register tiles has its last tile peeled
+    // (peel_m2 = 1 then, 0 otherwise). Padding a dimension to a multiple of its cache tile may
     // add at most a quarter of it (4 * padded <= 5 * dim), except for tiles of up to
     // 48, so that a small dimension always has a choice: 513x257x129 padded to
     // 768x512x512 by the default tiles did 6x the useful work, at 0.15x oneDNN.
-    transform.smt.constrain_params(%tm1, %tn1, %tk1, %tm2, %tn2, %tk2)
-        : (!transform.param<i64>, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>) -> () {
-    ^bb0(%m1: !smt.int, %n1: !smt.int, %k1: !smt.int, %m2: !smt.int, %n2: !smt.int, %k2: !smt.int):
+    transform.smt.constrain_params(%tm1, %tn1, %tk1, %tm2, %tn2, %tk2, %peel)
+        : (!transform.param<i64>, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>) -> () {
+    ^bb0(%m1: !smt.int, %n1: !smt.int, %k1: !smt.int, %m2: !smt.int, %n2: !smt.int, %k2: !smt.int, %pm: !smt.int):
       %m = smt.declare_fun "m" : !smt.int
       %n = smt.declare_fun "n" : !smt.int
       %k = smt.declare_fun "k" : !smt.int
@@ -114,7 +119,9 @@ module attributes {transform.with_named_sequence} {
       %k_waste_ok = smt.int.cmp le %k_padded4, %k_5
       %k1_small = smt.int.cmp le %k1, %small_tile
       %k_ok = smt.or %k_waste_ok, %k1_small
-      %all = smt.and %n_divides, %k_divides, %acc_fits, %panel_fits, %a_fits, %m_divides, %m_ok, %n_ok, %k_ok
+      %peeled = smt.eq %pm, %one : !smt.int
+      %peel_iff_partial = smt.xor %m_divides, %peeled
+      %all = smt.and %n_divides, %k_divides, %acc_fits, %panel_fits, %a_fits, %peel_iff_partial, %m_ok, %n_ok, %k_ok
       smt.assert %all
     }
 
@@ -143,17 +150,20 @@ module attributes {transform.with_named_sequence} {
 
     // Level 2: register tiles, m-outer (a row panel of A stays in L1 while the
     // packed B streams from L2) or n-outer (a packed B sliver stays in L1).
-    %tiled2 = transform.tune.alternatives<"loop_order"> selected_region = 0 attributes {mtune.labels = ["mnk", "nmk"]} -> !transform.any_op {
+    transform.tune.alternatives<"loop_order"> selected_region = 0 attributes {mtune.labels = ["mnk", "nmk"]} {
       %t, %l:3 = transform.structured.tile_using_for %padded1 tile_sizes [%tm2, %tn2, %tk2]
         : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>)
         -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
-      transform.yield %t : !transform.any_op
+      transform.include @peel_if failures(propagate) (%l#0, %peel) : (!transform.any_op, !transform.param<i64>) -> ()
     }, {
       %t, %l:3 = transform.structured.tile_using_for %padded1 tile_sizes [%tm2, %tn2, %tk2] interchange = [1, 0, 2]
         : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>)
         -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
-      transform.yield %t : !transform.any_op
+      transform.include @peel_if failures(propagate) (%l#1, %peel) : (!transform.any_op, !transform.param<i64>) -> ()
     }
+    // The register-tile matmuls: the tiled one and, when peeled, its partial tile (the
+    // only linalg.matmul ops left; peeling invalidated the handles tiling returned).
+    %tiled2 = transform.structured.match ops{["linalg.matmul"]} in %func1 : (!transform.any_op) -> !transform.any_op
 
     // Packing: nofold pads of the register-tile operands, hoisted out of the three
     // level-2 loops (and, for B, the m1 loop).
@@ -178,6 +188,10 @@ module attributes {transform.with_named_sequence} {
       %packed_a = transform.structured.hoist_pad %pad_a by 3 loops : (!transform.any_op) -> !transform.any_op
       transform.yield %p : !transform.any_op
     }
+
+    // The partial register tile peeled off (peel_m2) packs the same B panel as the
+    // full ones: one packing loop nest for both.
+    transform.apply_cse to %func1 : !transform.any_op
 
     // Vectorize the register tile into one vector.contract and every pad (packing
     // copies and edge padding) into vector transfers, then keep the accumulator in
@@ -227,6 +241,24 @@ module attributes {transform.with_named_sequence} {
       transform.apply_patterns.vector.lower_shape_cast
       transform.apply_patterns.canonicalization
     } : !transform.any_op
+
+    transform.yield
+  }
+  // peel_m2 = 1: peels the partial last register tile off the m2 loop (`loop.peel`
+  // fails on a loop its step divides, hence the check). A sequence that propagates
+  // failures, so a failed check skips the peeling, inside one that suppresses it.
+  transform.named_sequence @peel_if(%loop: !transform.any_op {transform.readonly},
+      %peel: !transform.param<i64> {transform.readonly}) {
+    %one = transform.param.constant 1 : i64 -> !transform.param<i64>
+    transform.sequence %loop : !transform.any_op failures(suppress) {
+    ^bb0(%l: !transform.any_op):
+      transform.sequence %l : !transform.any_op failures(propagate) {
+      ^bb1(%l2: !transform.any_op):
+        transform.match.param.cmpi eq %peel, %one : !transform.param<i64>
+        %for = transform.cast %l2 : !transform.any_op to !transform.op<"scf.for">
+        %main, %rest = transform.loop.peel %for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      }
+    }
     transform.yield
   }
 }
