@@ -29,7 +29,7 @@ absl::Status OneDnnSgemm(int m, int n, int k, const float* a, const float* b, fl
   // omp_set_num_threads sets the ICV of the calling thread only, so it is set here,
   // on the thread that calls oneDNN, every time.
   omp_set_num_threads(1);
-  const dnnl_status_t status = dnnl_sgemm('N', 'N', m, n, k, 1.0f, a, k, b, n, 0.0f, c, n);
+  const dnnl_status_t status = dnnl_sgemm('N', 'N', m, n, k, 1.0f, a, k, b, n, 1.0f, c, n);
   if (status != dnnl_success) {
     return absl::InternalError(absl::StrCat("dnnl_sgemm failed with status ", status));
   }
@@ -42,13 +42,13 @@ void EigenSgemm(int m, int n, int k, const float* a, const float* b, float* c) {
   Eigen::Map<const RowMajor> lhs(a, m, k);
   Eigen::Map<const RowMajor> rhs(b, k, n);
   Eigen::Map<RowMajor> out(c, m, n);
-  out.noalias() = lhs * rhs;
+  out.noalias() += lhs * rhs;
 }
 
 void OpenBlasSgemm(int m, int n, int k, const float* a, const float* b, float* c) {
   // Debian's default OpenBLAS is the pthread build: a process-wide pool size.
   openblas_set_num_threads(1);
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, a, k, b, n, 0.0f, c,
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, a, k, b, n, 1.0f, c,
               n);
 }
 

@@ -30,7 +30,9 @@ struct GemmTiming {
   int repetitions = 0;
 };
 
-// C = A * B with row-major A (m x k), B (k x n), C (m x n), on one thread.
+// C += A * B with row-major A (m x k), B (k x n), C (m x n), on one thread: what
+// linalg.matmul computes, and so mtune's kernels (beta = 1; with beta = 0 a library
+// would skip reading C, which mtune's kernel cannot).
 absl::Status RunSgemm(GemmLibrary library, int m, int n, int k, const float* a,
                       const float* b, float* c);
 

@@ -25,14 +25,16 @@ TEST_P(EveryLibrary, MatchesNaiveReferenceOnOddSizes) {
   const int m = 67, n = 45, k = 33;
   const std::vector<float> a = Pattern(m * k, 1);
   const std::vector<float> b = Pattern(k * n, 2);
-  // Stale contents in C must be overwritten, not accumulated (beta = 0).
-  std::vector<float> c(m * n, 1234.0f);
+  // C is accumulated into, as linalg.matmul does (beta = 1).
+  std::vector<float> c(m * n);
+  for (int i = 0; i < m * n; ++i) c[i] = static_cast<float>(i % 5) - 2.0f;
+  const std::vector<float> c_before = c;
   ASSERT_TRUE(RunSgemm(GetParam(), m, n, k, a.data(), b.data(), c.data()).ok());
   int mismatches = 0;
   for (int i = 0; i < m; ++i) {
     for (int j = 0; j < n; ++j) {
-      double want = 0.0;
-      double magnitude = 0.0;
+      double want = c_before[i * n + j];
+      double magnitude = std::abs(want);
       for (int p = 0; p < k; ++p) {
         want += double{a[i * k + p]} * b[p * n + j];
         magnitude += std::abs(double{a[i * k + p]} * b[p * n + j]);

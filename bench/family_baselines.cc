@@ -138,7 +138,7 @@ absl::StatusOr<std::unique_ptr<FamilyKernel>> MakeOneDnn(const strategies::Probl
                     omp_set_num_threads(1);
                     const dnnl_status_t status =
                         dnnl_sgemm(trans_a, trans_b, m, n, k, 1.0f, a, ta ? m : k, b, tb ? k : n,
-                                   0.0f, out, n);
+                                   1.0f, out, n);
                     if (status != dnnl_success)
                       return absl::InternalError(absl::StrCat("dnnl_sgemm failed: ", status));
                     return absl::OkStatus();
@@ -223,17 +223,17 @@ absl::StatusOr<std::unique_ptr<FamilyKernel>> MakeEigen(const strategies::Proble
     const float* b = in[1];
     if (f == "matmul")
       return Kernel("Map product A*B", [=] {
-        Eigen::Map<RowMajor>(out, m, n).noalias() = ConstMatrix(x, m, k) * ConstMatrix(b, k, n);
+        Eigen::Map<RowMajor>(out, m, n).noalias() += ConstMatrix(x, m, k) * ConstMatrix(b, k, n);
         return EigenDone();
       });
     if (f == "matmul_transpose_a")
       return Kernel("Map product A^T*B", [=] {
-        Eigen::Map<RowMajor>(out, m, n).noalias() =
+        Eigen::Map<RowMajor>(out, m, n).noalias() +=
             ConstMatrix(x, k, m).transpose() * ConstMatrix(b, k, n);
         return EigenDone();
       });
     return Kernel("Map product A*B^T", [=] {
-      Eigen::Map<RowMajor>(out, m, n).noalias() =
+      Eigen::Map<RowMajor>(out, m, n).noalias() +=
           ConstMatrix(x, m, k) * ConstMatrix(b, n, k).transpose();
       return EigenDone();
     });
@@ -354,5 +354,7 @@ absl::StatusOr<std::unique_ptr<FamilyKernel>> MakeFamilyKernel(
     return absl::InternalError(absl::StrCat("oneDNN cannot set up ", problem.Key(), ": ", e.what()));
   }
 }
+
+bool BaselineAccumulates(const strategies::Problem& problem) { return IsMatmul(problem.family); }
 
 }  // namespace mtune::bench

@@ -53,4 +53,10 @@ absl::StatusOr<std::unique_ptr<FamilyKernel>> MakeFamilyKernel(
     const std::vector<const float*>& inputs, float* output,
     const FamilyBaselineOptions& options = {});
 
+// Whether the libraries' kernels for `problem` add into the output (matmuls: beta =
+// 1, C += A*B, as linalg.matmul and so mtune's kernels do) rather than overwrite it
+// (convolutions and the data-movement families); the output must then start at zero
+// for verification.
+bool BaselineAccumulates(const strategies::Problem& problem);
+
 }  // namespace mtune::bench
