@@ -101,7 +101,12 @@ absl::StatusOr<std::unique_ptr<FamilyKernel>> DnnlConvolution(
       dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src_md,
       plain_weights ? user_weights_md : weights_any, dst_md, strides, dnnl_dilations, padding,
       padding);
-  dnnl::convolution_forward::primitive_desc pd(desc, state->engine);
+  // dst += conv(src, weights), as the linalg convolution accumulates into its output.
+  dnnl::post_ops accumulate;
+  accumulate.append_sum(1.0f);
+  dnnl::primitive_attr attr;
+  attr.set_post_ops(accumulate);
+  dnnl::convolution_forward::primitive_desc pd(desc, attr, state->engine);
   memory src_mem(src_md, state->engine, const_cast<float*>(src));
   memory dst_mem(dst_md, state->engine, dst);
   memory user_weights(user_weights_md, state->engine, const_cast<float*>(weights));
@@ -253,7 +258,6 @@ absl::StatusOr<std::unique_ptr<FamilyKernel>> MakeEigen(const strategies::Proble
       for (int64_t b = 0; b < n; ++b) {
         for (int64_t r = 0; r < oh; ++r) {
           Eigen::Map<RowMajor> dst(out + (b * oh + r) * ow * fo, ow, fo);
-          dst.setZero();
           for (int64_t i = 0; i < kh; ++i) {
             const float* row = x + (b * h + r * sh + i * dh) * w * c;
             for (int64_t j = 0; j < kw; ++j) {
@@ -280,7 +284,6 @@ absl::StatusOr<std::unique_ptr<FamilyKernel>> MakeEigen(const strategies::Proble
         for (int64_t r = 0; r < oh; ++r) {
           for (int64_t o = 0; o < ow; ++o) {
             Eigen::Map<Eigen::Array<float, 1, Eigen::Dynamic>> dst(out + ((b * oh + r) * ow + o) * c, c);
-            dst.setZero();
             for (int64_t i = 0; i < kh; ++i) {
               const float* row = x + (b * h + r * sh + i * dh) * w * c + o * sw * c;
               for (int64_t j = 0; j < kw; ++j)
@@ -355,6 +358,10 @@ absl::StatusOr<std::unique_ptr<FamilyKernel>> MakeFamilyKernel(
   }
 }
 
-bool BaselineAccumulates(const strategies::Problem& problem) { return IsMatmul(problem.family); }
+bool BaselineAccumulates(const strategies::Problem& problem) {
+  const std::string& f = problem.family;
+  return IsMatmul(f) || f == "conv_1d_nwc_wcf" || f == "conv_2d_nhwc_hwcf" ||
+         f == "depthwise_conv_1d_nwc_wc" || f == "depthwise_conv_2d_nhwc_hwc";
+}
 
 }  // namespace mtune::bench

@@ -53,10 +53,11 @@ absl::StatusOr<std::unique_ptr<FamilyKernel>> MakeFamilyKernel(
     const std::vector<const float*>& inputs, float* output,
     const FamilyBaselineOptions& options = {});
 
-// Whether the libraries' kernels for `problem` add into the output (matmuls: beta =
-// 1, C += A*B, as linalg.matmul and so mtune's kernels do) rather than overwrite it
-// (convolutions and the data-movement families); the output must then start at zero
-// for verification.
+// Whether the libraries' kernels for `problem` add into the output, as the linalg op
+// and so mtune's kernel do (matmuls: beta = 1; oneDNN convolutions: a sum post-op;
+// Eigen: +=), rather than overwrite it (the reductions' libraries overwrite; copy and
+// transpose do not accumulate). The output must
+// then start at zero for verification.
 bool BaselineAccumulates(const strategies::Problem& problem);
 
 }  // namespace mtune::bench
