@@ -239,7 +239,10 @@ void TimeProblem(const Flags& flags, ProblemReport& report, Fixture& fx) {
       benchmark::internal::Benchmark* registered = nullptr;
       if (std::string(impl) == kFmaPeak) {
         worker::FmaLoop* loop = &fx.fma_loop;
-        const double flops = report.problem.Flops();
+        // The loop is f32; an f64 FMA does half the lanes, so the row's flops in f64 take
+        // as long as twice as many in f32.
+        const double flops = report.problem.Flops() *
+                             (report.problem.AccumulatorType() == "f64" ? 2.0 : 1.0);
         registered = benchmark::RegisterBenchmark(name.c_str(), [loop, flops](benchmark::State& state) {
           for (auto _ : state) loop->Run(flops);
         });
