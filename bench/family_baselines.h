@@ -54,10 +54,10 @@ absl::StatusOr<std::unique_ptr<FamilyKernel>> MakeFamilyKernel(
     const FamilyBaselineOptions& options = {});
 
 // Whether the libraries' kernels for `problem` add into the output, as the linalg op
-// and so mtune's kernel do (matmuls: beta = 1; oneDNN convolutions: a sum post-op;
-// Eigen: +=), rather than overwrite it (the reductions' libraries overwrite; copy and
-// transpose do not accumulate). The output must
-// then start at zero for verification.
+// and so mtune's kernel do (matmuls: beta = 1; oneDNN convolutions, depthwise too: a
+// sum post-op; Eigen: +=), rather than overwrite it (the reductions' libraries
+// overwrite; copy and transpose do not accumulate). The output must then start at
+// zero for verification.
 bool BaselineAccumulates(const strategies::Problem& problem);
 
 }  // namespace mtune::bench
