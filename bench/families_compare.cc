@@ -58,10 +58,13 @@ struct Flags {
 };
 
 constexpr const char* kImplementations[] = {"mtune", "onednn", "eigen"};
-// The calibration's FMA loop doing a compute-bound row's FLOP count, timed in the same
-// rounds: that row's %roof divides by its median (a start-up best-of-5 figure would
-// set a fast moment of the VM's wandering clock against medians taken later).
+// The rows' yardsticks, timed in the same rounds as the implementations: the
+// calibration's FMA loop doing a compute-bound row's FLOP count, and its copy loop at
+// a bandwidth-bound row's footprint. That row's %roof divides by the median (start-up
+// calibration figures would set a moment of the VM's wandering clock against medians
+// taken later).
 constexpr const char* kFmaPeak = "fma_peak";
+constexpr const char* kCopy = "copy";
 constexpr int kRepetitionsPerRound = 3;
 
 // What happened to one implementation of one problem before timing.
@@ -82,9 +85,9 @@ struct ProblemReport {
   std::map<std::string, ImplState> impls;
   // The roofline this problem is normalised against.
   worker::RooflinePoint roof;
-  // Copy bandwidth at exactly this footprint, measured just before its rounds
-  // (bandwidth-bound families only): the level's figure comes from a working set of
-  // the whole level, which can be far from the problem's.
+  // Copy bandwidth at exactly this footprint, timed in its rounds (bandwidth-bound
+  // families only): the level's calibrated figure comes from a working set of half
+  // the level, which can be far from the problem's.
   double copy_gbps_at_footprint = 0;
   // Compute-bound rows: the FMA peak timed in this row's rounds, GFLOP/s (0: not timed).
   double fma_peak_gflops = 0;
@@ -99,6 +102,7 @@ struct Fixture {
   std::map<std::string, std::unique_ptr<worker::TypedBuffer>> outputs;
   std::map<std::string, std::unique_ptr<FamilyKernel>> baselines;
   worker::FmaLoop fma_loop;
+  std::unique_ptr<worker::CopyLoop> copy_loop;  // bandwidth-bound rows
 };
 
 double Figure(const ProblemReport& r, const std::string& impl) {
@@ -218,11 +222,11 @@ void Prepare(const Flags& flags, ProblemReport& report, Fixture& fx) {
   std::vector<double>().swap(ops.scale);
 }
 
-// What one round of `r` times: the implementations, and the FMA peak for a
-// compute-bound row.
+// What one round of `r` times: the implementations, and the FMA peak (compute-bound
+// row) or the copy at its footprint (bandwidth-bound row).
 std::vector<const char*> TimedNames(const ProblemReport& r) {
   std::vector<const char*> names(std::begin(kImplementations), std::end(kImplementations));
-  if (!BandwidthBound(r.problem.family)) names.push_back(kFmaPeak);
+  names.push_back(BandwidthBound(r.problem.family) ? kCopy : kFmaPeak);
   return names;
 }
 
@@ -245,6 +249,12 @@ void TimeProblem(const Flags& flags, ProblemReport& report, Fixture& fx) {
                              (report.problem.AccumulatorType() == "f64" ? 2.0 : 1.0);
         registered = benchmark::RegisterBenchmark(name.c_str(), [loop, flops](benchmark::State& state) {
           for (auto _ : state) loop->Run(flops);
+        });
+      } else if (std::string(impl) == kCopy) {
+        if (!fx.copy_loop) fx.copy_loop = std::make_unique<worker::CopyLoop>(report.problem.FootprintBytes());
+        worker::CopyLoop* loop = fx.copy_loop.get();
+        registered = benchmark::RegisterBenchmark(name.c_str(), [loop](benchmark::State& state) {
+          for (auto _ : state) loop->Run();
         });
       } else if (std::string(impl) == "mtune") {
         if (!fx.kernel) continue;
@@ -286,12 +296,16 @@ void TimeProblem(const Flags& flags, ProblemReport& report, Fixture& fx) {
       if (auto it = reporter.samples().find(name); it != reporter.samples().end() && !it->second.empty())
         round_medians_s.push_back(Median(it->second));
       else if (auto err = reporter.errors().find(name); err != reporter.errors().end() &&
-                                                        std::string(impl) != kFmaPeak)
+                                                        report.impls.contains(impl))
         report.impls[impl] = {"error", err->second};
     }
     if (round_medians_s.empty()) continue;
     if (std::string(impl) == kFmaPeak) {
       report.fma_peak_gflops = report.problem.Flops() / Median(round_medians_s) / 1e9;
+      continue;
+    }
+    if (std::string(impl) == kCopy) {
+      report.copy_gbps_at_footprint = fx.copy_loop->Run() / Median(round_medians_s) / 1e9;
       continue;
     }
     ImplState& state = report.impls[impl];
@@ -389,10 +403,9 @@ void PrintReport(const Flags& flags, const std::vector<ProblemReport>& reports,
     for (const ProblemReport* r : by_family[family]) PrintRow(*r);
     PrintGeomean(family, by_family[family]);
   }
-  std::printf("\n%%roof: mtune over the FMA peak timed in the same rounds (GFLOP/s rows, FMA pk) "
-              "or over the copy bandwidth of the level the footprint fits (GB/s rows)\n"
-              "copy@fp: copy GB/s measured in this run at the row's own footprint (the transpose "
-              "goal's yardstick)\n");
+  std::printf("\n%%roof: mtune over the FMA peak (GFLOP/s rows, FMA pk) or over the copy "
+              "bandwidth at the row's own footprint, in the level it fits (GB/s rows, copy@fp), "
+              "both timed in the row's rounds; copy@fp is the transpose goal's yardstick too\n");
 
   std::printf("\ngoals (issue 3, figures to reach):\n");
   for (const GoalLine& goal : EvaluateGoals(GoalRows(reports)))
@@ -593,9 +606,9 @@ int Run(const Flags& flags) {
         wrong_baseline = true;
         std::fprintf(stderr, "  %s gives a wrong result: %s\n", impl, r.impls[impl].detail.c_str());
       }
-    if (BandwidthBound(r.problem.family))
-      r.copy_gbps_at_footprint = worker::MeasureCopyGbps(r.problem.FootprintBytes(), flags.min_time_s, 3);
     TimeProblem(flags, r, fixture);
+    // A bandwidth-bound row's roof is the copy at its footprint timed beside it.
+    if (r.copy_gbps_at_footprint > 0) r.roof.level_gbps = r.copy_gbps_at_footprint;
     if (r.fma_peak_gflops > 0) {
       // The compute roof of this row is the peak timed beside it.
       mtune::v1::Calibration side_by_side = calibration;

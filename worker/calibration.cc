@@ -11,6 +11,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <new>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -288,6 +289,28 @@ double MeasurePeakFmaGflops(double total_time_s, int repetitions) {
   }
   g_sink = state[0] + state[16 * 15];
   return best;
+}
+
+struct CopyLoop::State {
+  CopyFn copy = PickCopyKernel();
+  uint64_t bytes_each = 0;
+  AlignedFloats src, dst;
+};
+
+CopyLoop::CopyLoop(uint64_t working_set_bytes) : state_(std::make_unique<State>()) {
+  state_->bytes_each =
+      std::max(working_set_bytes / 2 / kCopyBlock, uint64_t{1}) * kCopyBlock;
+  state_->src = AllocateTouched(state_->bytes_each, 1.0f);
+  state_->dst = AllocateTouched(state_->bytes_each, 0.0f);
+  if (!state_->src || !state_->dst) throw std::bad_alloc();
+}
+
+CopyLoop::~CopyLoop() = default;
+
+double CopyLoop::Run() {
+  state_->copy(state_->src.get(), state_->dst.get(), state_->bytes_each);
+  g_sink = state_->dst[0];
+  return 2.0 * state_->bytes_each;
 }
 
 double MeasureCopyGbps(uint64_t working_set_bytes, double min_time_s, int min_passes) {

@@ -63,6 +63,25 @@ class FmaLoop {
   std::unique_ptr<State> state_;
 };
 
+// The copy loop copy bandwidth is measured with, for callers that time it themselves
+// (the benches time it in the same rounds as a bandwidth-bound kernel of the same
+// footprint).
+class CopyLoop {
+ public:
+  // Copies half of `working_set_bytes` into the other half (at least one block).
+  explicit CopyLoop(uint64_t working_set_bytes);
+  ~CopyLoop();
+  CopyLoop(const CopyLoop&) = delete;
+  CopyLoop& operator=(const CopyLoop&) = delete;
+
+  // One copy; returns the bytes it read plus the bytes it wrote.
+  double Run();
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
 // Copy bandwidth of the calling thread at `working_set_bytes` (source + destination),
 // GB/s of bytes read + written, median over passes lasting at least `min_time_s`.
 double MeasureCopyGbps(uint64_t working_set_bytes, double min_time_s, int min_passes);

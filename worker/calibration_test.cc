@@ -173,6 +173,12 @@ TEST(FmaLoop, RunsWholeIterationsCoveringTheRequestedFlops) {
   EXPECT_EQ(loop.Run(0), one_iteration) << "at least one iteration";
 }
 
+TEST(CopyLoop, MovesHalfTheWorkingSetEachWayRoundedToWholeBlocks) {
+  EXPECT_EQ(CopyLoop(1 << 20).Run(), double{1 << 20}) << "512 KiB read + 512 KiB written";
+  EXPECT_EQ(CopyLoop(1).Run(), 2.0 * 256) << "at least one 256-byte block";
+  EXPECT_EQ(CopyLoop(1000).Run(), 2.0 * 256) << "500 bytes each way round down to a block";
+}
+
 TEST(Calibration, CopyBandwidthIsPositiveForTinyAndOddSizes) {
   EXPECT_TRUE(FinitePositive(MeasureCopyGbps(1, 0.001, 1)));
   EXPECT_TRUE(FinitePositive(MeasureCopyGbps(100'001, 0.001, 2)));
