@@ -68,6 +68,10 @@ bool SetParam(mtune::search::SearchOptions& o, const std::string& setting) {
       {"model.local", [&](double x) { o.model.local = x; }},
       {"model.local_radius", [&](double x) { o.model.local_radius = uint32_t(x); }},
       {"model.local_top", [&](double x) { o.model.local_top = uint32_t(x); }},
+      {"model.min_initial", [&](double x) { o.model.min_initial = uint32_t(x); }},
+      {"model.initial_design", [&](double x) { o.model.initial_design = uint32_t(x); }},
+      {"model.objective", [&](double x) { o.model.objective = uint32_t(x); }},
+      {"model.max_train", [&](double x) { o.model.max_train = uint32_t(x); }},
   };
   auto it = setters.find(kv.first);
   if (it == setters.end()) return false;

@@ -104,6 +104,19 @@ struct ModelParams {
   // Spaces larger than this are scored on a random sample of this many unseen points
   // (plus the neighbours of the best ones) instead of every point.
   uint32_t pool = 4096;
+  // Fewest initial random points, whatever the space's size.
+  uint32_t min_initial = 8;
+  // Initial design: 0 uniform random points; 1 balanced over knob levels (each knob's
+  // options appear equally often among the initial points, like a Latin hypercube),
+  // so the first model sees every option of every knob.
+  uint32_t initial_design = 0;
+  // What the trees learn: 0 regression on the labels; 1 xgboost's pairwise ranking
+  // (rank:pairwise); 2 rank:ndcg on graded labels. A ranking model is scored by its
+  // predicted order (plus ucb_kappa * spread when ucb_kappa > 0), not expected improvement.
+  uint32_t objective = 0;
+  // Training rows at most (0: all): past this, the best half of the cap plus a seeded
+  // sample of the rest, which bounds the cost of a refit late in a long run.
+  uint32_t max_train = 0;
 };
 
 // Features of a point for the cost model: one row, the same length for every point.
