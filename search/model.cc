@@ -239,6 +239,22 @@ class ModelSearch final : public SearchBase {
       for (const Sample& s : observed_) ranked.push_back(&s);
       std::stable_sort(ranked.begin(), ranked.end(),
                        [](const Sample* a, const Sample* b) { return a->score > b->score; });
+      if (params_.local_apart > 0) {
+        // Centres at least local_apart knobs from each other: the best of distinct
+        // regions rather than the best and its own neighbour.
+        std::vector<const Sample*> centres;
+        for (const Sample* r : ranked) {
+          if (centres.size() >= std::max<uint32_t>(params_.local_top, 1)) break;
+          bool apart = true;
+          for (const Sample* c : centres) {
+            uint32_t distance = 0;
+            for (size_t k = 0; k < r->point.size(); ++k) distance += r->point[k] != c->point[k];
+            apart = apart && distance >= params_.local_apart;
+          }
+          if (apart) centres.push_back(r);
+        }
+        ranked = std::move(centres);
+      }
       ranked.resize(std::min<size_t>(ranked.size(), std::max<uint32_t>(params_.local_top, 1)));
       for (size_t i : order) {
         for (const Sample* r : ranked) {
@@ -252,9 +268,20 @@ class ModelSearch final : public SearchBase {
       }
     }
     std::vector<bool> taken(pool.size(), false);
+    // Additive slots first: the unseen points best under per-knob marginal means.
+    if (params_.additive > 0) {
+      const std::vector<double> additive = AdditiveScores(pool, training, best);
+      std::vector<size_t> additive_order(order);
+      std::stable_sort(additive_order.begin(), additive_order.end(),
+                       [&](size_t a, size_t b) { return additive[a] > additive[b]; });
+      for (uint32_t slot = 0; slot < params_.additive && slot < additive_order.size(); ++slot) {
+        taken[additive_order[slot]] = true;
+        queue_.push_back(pool[additive_order[slot]]);
+      }
+    }
     size_t next = 0, next_local = 0;
     const uint32_t local_slots = static_cast<uint32_t>(std::lround(params_.local * params_.batch));
-    for (uint32_t slot = 0; slot < local_slots; ++slot) {
+    for (uint32_t slot = static_cast<uint32_t>(queue_.size()); slot < local_slots; ++slot) {
       while (next_local < local_order.size() && taken[local_order[next_local]]) ++next_local;
       if (next_local >= local_order.size()) break;
       taken[local_order[next_local]] = true;
@@ -279,6 +306,37 @@ class ModelSearch final : public SearchBase {
       taken[order[next]] = true;
       queue_.push_back(pool[order[next++]]);
     }
+  }
+
+  // An additive model of the space: per knob option, the mean relative score of the
+  // results with that option, shrunk towards the overall mean (one pseudo-result), plus
+  // an optimism bonus additive_bonus / sqrt(1 + results with it) for rarely tried
+  // options. A point scores the sum over its knobs. Knob effects that hold whatever the
+  // other knobs are (a lowering, an inner tile) are what this finds from few results.
+  std::vector<double> AdditiveScores(const std::vector<Point>& pool, const std::vector<const Sample*>& training,
+                                     double best) {
+    const size_t knobs = space().knobs.size();
+    std::vector<std::vector<double>> sum(knobs), count(knobs);
+    for (size_t k = 0; k < knobs; ++k) {
+      sum[k].assign(space().knobs[k].options.size(), 0.0);
+      count[k].assign(space().knobs[k].options.size(), 0.0);
+    }
+    double total = 0;
+    for (const Sample* s : training) {
+      const double label = best > 0 ? s->score / best : 0.0;
+      total += label;
+      for (size_t k = 0; k < knobs; ++k) sum[k][s->point[k]] += label, count[k][s->point[k]] += 1;
+    }
+    const double mean = training.empty() ? 0.0 : total / training.size();
+    std::vector<std::vector<double>> effect(knobs);
+    for (size_t k = 0; k < knobs; ++k)
+      for (size_t o = 0; o < sum[k].size(); ++o)
+        effect[k].push_back((sum[k][o] + mean) / (count[k][o] + 1) +
+                            params_.additive_bonus / std::sqrt(1.0 + count[k][o]));
+    std::vector<double> scores(pool.size(), 0.0);
+    for (size_t i = 0; i < pool.size(); ++i)
+      for (size_t k = 0; k < knobs; ++k) scores[i] += effect[k][pool[i][k]];
+    return scores;
   }
 
   // Without a model the search still proceeds, at random; say so once.

@@ -98,6 +98,9 @@ struct ModelParams {
   double local = 0.75;
   uint32_t local_radius = 2;
   uint32_t local_top = 2;
+  // When > 0, the local_top centres are at least this many knobs apart (the best
+  // results of distinct regions, not the best and its neighbour).
+  uint32_t local_apart = 0;
   // Acquisition: expected improvement when negative, else the upper confidence bound
   // mean + ucb_kappa * spread (0: pure exploitation of the predicted mean).
   double ucb_kappa = -1;
@@ -117,6 +120,11 @@ struct ModelParams {
   // Training rows at most (0: all): past this, the best half of the cap plus a seeded
   // sample of the rest, which bounds the cost of a refit late in a long run.
   uint32_t max_train = 0;
+  // Slots of each batch (taken first) for the unseen points best under an additive
+  // model: per-knob mean relative scores plus additive_bonus / sqrt(1 + results with
+  // that option). 0: none.
+  uint32_t additive = 0;
+  double additive_bonus = 0.1;
 };
 
 // Features of a point for the cost model: one row, the same length for every point.
