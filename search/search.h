@@ -109,6 +109,8 @@ struct ModelParams {
   uint32_t pool = 4096;
   // Fewest initial random points, whatever the space's size.
   uint32_t min_initial = 8;
+  // The options below stay off (except max_train): on the ground-truth replays none
+  // did better than seed-set noise (bench/README.md lists the sums).
   // Initial design: 0 uniform random points; 1 balanced over knob levels (each knob's
   // options appear equally often among the initial points, like a Latin hypercube),
   // so the first model sees every option of every knob.
@@ -119,7 +121,7 @@ struct ModelParams {
   uint32_t objective = 0;
   // Training rows at most (0: all): past this, the best half of the cap plus a seeded
   // sample of the rest, which bounds the cost of a refit late in a long run (a full
-  // 1440-point replay: 45 ms of search per trial uncapped, 15 ms at 256). Nothing
+  // 1440-point replay: ~40 ms of search per trial uncapped, ~14 ms at 256). Nothing
   // changes before 256 results, past the 5% of every ground-truth table.
   uint32_t max_train = 256;
   // Slots of each batch (taken first) for the unseen points best under an additive
