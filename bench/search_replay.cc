@@ -31,6 +31,8 @@ using mtune::search::Point;
 struct Replay {
   // Best-so-far after each trial (0 before any OK result).
   std::vector<double> best;
+  // Table index of the best candidate after 5% of the space (for --per-seed).
+  uint64_t best_at_5 = 0;
   double search_s = 0;  // time spent inside Propose/Observe
 };
 
@@ -68,6 +70,13 @@ bool SetParam(mtune::search::SearchOptions& o, const std::string& setting) {
       {"model.local", [&](double x) { o.model.local = x; }},
       {"model.local_radius", [&](double x) { o.model.local_radius = uint32_t(x); }},
       {"model.local_top", [&](double x) { o.model.local_top = uint32_t(x); }},
+      {"model.min_initial", [&](double x) { o.model.min_initial = uint32_t(x); }},
+      {"model.initial_design", [&](double x) { o.model.initial_design = uint32_t(x); }},
+      {"model.objective", [&](double x) { o.model.objective = uint32_t(x); }},
+      {"model.max_train", [&](double x) { o.model.max_train = uint32_t(x); }},
+      {"model.local_apart", [&](double x) { o.model.local_apart = uint32_t(x); }},
+      {"model.additive", [&](double x) { o.model.additive = uint32_t(x); }},
+      {"model.additive_bonus", [&](double x) { o.model.additive_bonus = x; }},
   };
   auto it = setters.find(kv.first);
   if (it == setters.end()) return false;
@@ -76,7 +85,7 @@ bool SetParam(mtune::search::SearchOptions& o, const std::string& setting) {
 }
 
 Replay Run(const Truth& truth, const std::string& algorithm, uint64_t seed, size_t batch,
-           size_t max_trials, const mtune::search::SearchOptions& base, bool knob_features) {
+           size_t max_trials, size_t five_percent, const mtune::search::SearchOptions& base, bool knob_features) {
   const auto& space = truth.table.space;
   mtune::search::SearchOptions options = base;
   options.seed = seed;
@@ -108,6 +117,7 @@ Replay Run(const Truth& truth, const std::string& algorithm, uint64_t seed, size
       const auto* row = truth.by_index.at(mtune::search::IndexOfPoint(space, p));
       const bool ok = row->status == "OK";
       results.push_back({p, ok, row->gflops});
+      if (ok && row->gflops > best && replay.best.size() < five_percent) replay.best_at_5 = row->index;
       if (ok) best = std::max(best, row->gflops);
       replay.best.push_back(best);
     }
@@ -145,12 +155,15 @@ int main(int argc, char** argv) {
   std::vector<std::string> params;
   double max_fraction = 1.0;
   bool knob_features = false;
+  bool per_seed = false;
   app.add_option("--param", params,
                  "NAME=VALUE tunable of an algorithm, e.g. model.batch=4 (repeatable)");
   app.add_option("--max-fraction", max_fraction,
                  "stop each run after this fraction of the space (trials beyond count as never)")
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
+  app.add_flag("--per-seed", per_seed,
+               "also print each seed's trials to 95% and the table index of its best candidate within 5%");
   app.add_flag("--knob-features", knob_features,
                "model learns from knob values only (no problem-aware features)");
   app.add_option("tables", tables, "ground-truth tables (bench/data/*.csv)")->required();
@@ -206,13 +219,17 @@ int main(int argc, char** argv) {
       double search_s = 0, trials = 0;
       for (int s = 0; s < seeds; ++s) {
         const size_t cap = std::max<size_t>(five_percent, static_cast<size_t>(max_fraction * n));
-        const Replay r = Run(truth, std::string(name), first_seed + static_cast<uint64_t>(s), batch, cap, base,
-                             knob_features);
+        const Replay r = Run(truth, std::string(name), first_seed + static_cast<uint64_t>(s), batch, cap,
+                             five_percent, base, knob_features);
         t95.push_back(TrialsTo(r, truth.optimum, 0.95, n + 1));
         t99.push_back(TrialsTo(r, truth.optimum, 0.99, n + 1));
         const double b5 = r.best.empty() ? 0 : r.best[std::min(five_percent, r.best.size()) - 1];
         at5.push_back(100 * b5 / truth.optimum);
         hit.push_back(t95.back() <= five_percent ? 1 : 0);
+        if (per_seed)
+          printf("  seed %llu: trials->95%% %.0f, best@5%% %.1f%% (index %llu)\n",
+                 static_cast<unsigned long long>(first_seed + s), t95.back(), at5.back(),
+                 static_cast<unsigned long long>(r.best_at_5));
         search_s += r.search_s;
         trials += r.best.size();
       }

@@ -63,6 +63,11 @@ absl::Status GbtEnsemble::Fit(const std::vector<std::vector<float>>& rows,
                              "labels");
       !s.ok())
     return s;
+  if (params_.objective.rfind("rank:", 0) == 0) {
+    const unsigned group = static_cast<unsigned>(rows.size());
+    if (absl::Status s = Check(XGDMatrixSetUIntInfo(train.handle(), "group", &group, 1), "group"); !s.ok())
+      return s;
+  }
   ++fits_;
   std::mt19937_64 rng(params_.seed * 7919 + fits_);
   for (uint32_t m = 0; m < params_.models; ++m) {
@@ -82,7 +87,7 @@ absl::Status GbtEnsemble::Fit(const std::vector<std::vector<float>>& rows,
     // single-threaded build is reproducible for a seed.
     const std::string seed = std::to_string((params_.seed * 1000003 + fits_ * 131 + m) % 2147483647);
     const std::pair<const char*, std::string> settings[] = {
-        {"objective", "reg:squarederror"},
+        {"objective", params_.objective},
         {"nthread", "1"},
         {"verbosity", "0"},
         {"tree_method", "exact"},

@@ -4,6 +4,7 @@
 #define MTUNE_SEARCH_GBT_ENSEMBLE_H_
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -21,6 +22,11 @@ struct GbtParams {
   // Each member also learns from its own bootstrap resample of the rows (as weights):
   // members then disagree where the data is thin, so the spread means something.
   bool bootstrap = false;
+  // xgboost objective: "reg:squarederror" (predictions estimate the labels) or a
+  // ranking objective ("rank:pairwise", "rank:ndcg"), which learns the order of the
+  // rows only: predictions are then scores whose scale means nothing. All rows are
+  // one query group.
+  std::string objective = "reg:squarederror";
   uint64_t seed = 0;
 };
 

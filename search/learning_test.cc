@@ -189,7 +189,15 @@ INSTANTIATE_TEST_SUITE_P(
                       ModelVariant{"all_local", [](ModelParams& m) { m.local = 1, m.local_radius = 1; }},
                       ModelVariant{"bootstrap", [](ModelParams& m) { m.bootstrap = true; }},
                       ModelVariant{"log_labels", [](ModelParams& m) { m.label_mode = 1; }},
-                      ModelVariant{"rank_labels", [](ModelParams& m) { m.label_mode = 2; }}),
+                      ModelVariant{"rank_labels", [](ModelParams& m) { m.label_mode = 2; }},
+                      ModelVariant{"pairwise_ranking", [](ModelParams& m) { m.objective = 1; }},
+                      ModelVariant{"ndcg_ranking", [](ModelParams& m) { m.objective = 2; }},
+                      ModelVariant{"balanced_design", [](ModelParams& m) { m.initial_design = 1; }},
+                      ModelVariant{"few_initial", [](ModelParams& m) { m.initial_random = 4, m.min_initial = 4; }},
+                      // 32 rows at most: the cap is hit well inside the 120 trials.
+                      ModelVariant{"capped_training", [](ModelParams& m) { m.max_train = 32; }},
+                      ModelVariant{"additive", [](ModelParams& m) { m.additive = 2; }},
+                      ModelVariant{"centres_apart", [](ModelParams& m) { m.local_apart = 3, m.local_top = 3; }}),
     [](const auto& info) { return std::string(info.param.name); });
 
 // With every model slot in the trust region (one knob from the best result), the
@@ -206,6 +214,44 @@ TEST(Model, TrustRegionSteersTowardsThePeak) {
   std::sort(local.begin(), local.end());
   std::sort(random.begin(), random.end());
   EXPECT_GT(local[3], random[3]);
+}
+
+// The balanced initial design shows the first model every option of every knob: the
+// first 16 proposals of a 6-knob, 5-option space hold each option of each knob at
+// least 3 times (16 uniform draws miss some option of some knob more often than not).
+TEST(Model, BalancedDesignCoversEveryOption) {
+  SearchOptions options;
+  options.model.initial_design = 1;
+  for (uint64_t seed = 0; seed < 5; ++seed) {
+    options.seed = seed;
+    auto search = MakeSearch("model", TileSpace(), options);
+    ASSERT_TRUE(search.ok()) << search.status();
+    const std::vector<Point> first = (*search)->Propose(16);
+    ASSERT_EQ(first.size(), 16u);
+    EXPECT_EQ(std::set<Point>(first.begin(), first.end()).size(), 16u);
+    for (size_t k = 0; k < 6; ++k) {
+      std::vector<int> seen(5, 0);
+      for (const Point& p : first) ++seen[p[k]];
+      for (int count : seen) EXPECT_GE(count, 3) << "seed " << seed << " knob " << k;
+    }
+  }
+}
+
+// The ranking objective (and the capped training set, and the additive slots) must
+// still climb the bowl better than random does (fixed seeds: no flakes).
+TEST(Model, RankingAndAdditiveSlotsSteerTowardsThePeak) {
+  std::vector<double> random;
+  for (uint64_t seed = 0; seed < 6; ++seed) random.push_back(Tune("random", seed, 120).best_after_each.back());
+  std::sort(random.begin(), random.end());
+  for (auto apply : {+[](ModelParams& m) { m.objective = 1; }, +[](ModelParams& m) { m.max_train = 24; },
+                     +[](ModelParams& m) { m.additive = 2; }}) {
+    SearchOptions options;
+    apply(options.model);
+    std::vector<double> model;
+    for (uint64_t seed = 0; seed < 6; ++seed) model.push_back(Tune("model", seed, 120, 4, options).best_after_each.back());
+    std::sort(model.begin(), model.end());
+    EXPECT_GT(model[3], random[3]);
+  }
 }
 
 TEST(KnobFeatures, LogOfNumbersIndexOfWords) {

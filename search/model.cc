@@ -14,6 +14,10 @@
 namespace mtune::search {
 namespace {
 
+const char* ObjectiveName(uint32_t objective) {
+  return objective == 1 ? "rank:pairwise" : objective == 2 ? "rank:ndcg" : "reg:squarederror";
+}
+
 constexpr double kSqrtHalf = 0.70710678118654752440;
 constexpr double kInvSqrt2Pi = 0.39894228040143267794;
 
@@ -47,11 +51,12 @@ class ModelSearch final : public SearchBase {
                    .trees = std::max<uint32_t>(options.model.trees, 1),
                    .max_depth = std::max<uint32_t>(options.model.max_depth, 1),
                    .bootstrap = options.model.bootstrap,
+                   .objective = ObjectiveName(options.model.objective),
                    .seed = options.seed}) {
     params_.batch = std::max<uint32_t>(params_.batch, 1);
     const uint64_t one_percent = SpaceSize(space) / 100;
     initial_random_ = static_cast<uint32_t>(
-        std::clamp<uint64_t>(one_percent, std::min<uint32_t>(params_.initial_random, 8), params_.initial_random));
+        std::clamp<uint64_t>(one_percent, std::min(params_.initial_random, params_.min_initial), params_.initial_random));
   }
 
   void Observe(std::span<const Observation> results) override {
@@ -66,6 +71,10 @@ class ModelSearch final : public SearchBase {
 
  protected:
   std::optional<Point> NextCandidate() override {
+    if (!designed_) {
+      designed_ = true;
+      if (params_.initial_design == 1) BalancedDesign();
+    }
     if (queue_.empty() && ok_count_ > 0 && observed_.size() >= initial_random_) Refill();
     while (!queue_.empty()) {
       Point next = std::move(queue_.front());
@@ -90,6 +99,37 @@ class ModelSearch final : public SearchBase {
     if (it != feature_cache_.end()) return it->second;
     std::vector<double> raw = features_ ? features_(point) : KnobFeatures(space(), point);
     return feature_cache_.emplace(point, std::vector<float>(raw.begin(), raw.end())).first->second;
+  }
+
+  // initial_random_ points whose knob options are balanced: per knob, concatenated
+  // random permutations of its options, so that every option of a knob with at most
+  // initial_random_ options appears, and the knobs' sequences are paired at random.
+  // A point that is invalid or a repeat has random knobs redrawn (a few tries).
+  void BalancedDesign() {
+    const size_t n = initial_random_, knobs = space().knobs.size();
+    std::vector<std::vector<uint32_t>> levels(knobs);
+    for (size_t k = 0; k < knobs; ++k) {
+      const uint32_t options = static_cast<uint32_t>(space().knobs[k].options.size());
+      while (levels[k].size() < n) {
+        std::vector<uint32_t> perm(options);
+        std::iota(perm.begin(), perm.end(), 0u);
+        for (size_t i = perm.size(); i > 1; --i) std::swap(perm[i - 1], perm[UniformBelow(sampler_.rng(), i)]);
+        levels[k].insert(levels[k].end(), perm.begin(), perm.end());
+      }
+      levels[k].resize(n);
+    }
+    absl::flat_hash_set<Point> chosen;
+    for (size_t i = 0; i < n; ++i) {
+      Point p(knobs);
+      for (size_t k = 0; k < knobs; ++k) p[k] = levels[k][i];
+      for (int attempt = 0; attempt < 64 && (chosen.contains(p) || !Acceptable(p)); ++attempt) {
+        const size_t k = UniformBelow(sampler_.rng(), knobs);
+        p[k] = static_cast<uint32_t>(UniformBelow(sampler_.rng(), space().knobs[k].options.size()));
+      }
+      if (chosen.contains(p) || !Acceptable(p)) continue;  // the random sampler fills in
+      chosen.insert(p);
+      queue_.push_back(std::move(p));
+    }
   }
 
   // Unseen valid points to score: all of them in small spaces, else a random sample
@@ -127,15 +167,31 @@ class ModelSearch final : public SearchBase {
     return pool;
   }
 
+  // The rows to learn from: every result, or past max_train the best half of the cap
+  // and a seeded sample of the others (the order near the top is what matters).
+  std::vector<const Sample*> TrainingSet() {
+    std::vector<const Sample*> all;
+    for (const Sample& s : observed_) all.push_back(&s);
+    if (params_.max_train == 0 || all.size() <= params_.max_train) return all;
+    std::stable_sort(all.begin(), all.end(), [](const Sample* a, const Sample* b) { return a->score > b->score; });
+    const size_t top = params_.max_train / 2;
+    for (size_t i = all.size(); i > top + 1; --i)
+      std::swap(all[i - 1], all[top + UniformBelow(sampler_.rng(), i - top)]);
+    all.resize(params_.max_train);
+    return all;
+  }
+
   void Refill() {
     double best = 0;
     for (const Sample& s : observed_) best = std::max(best, s.score);
     std::vector<std::vector<float>> rows;
     std::vector<float> labels;
     std::vector<double> sorted;
-    for (const Sample& s : observed_) sorted.push_back(s.score);
+    const std::vector<const Sample*> training = TrainingSet();
+    for (const Sample* s : training) sorted.push_back(s->score);
     std::sort(sorted.begin(), sorted.end());
-    for (const Sample& s : observed_) {
+    for (const Sample* sp : training) {
+      const Sample& s = *sp;
       rows.push_back(FeaturesOf(s.point));
       double label = std::pow(s.score / best, params_.label_power);
       if (params_.label_mode == 1) {
@@ -145,6 +201,8 @@ class ModelSearch final : public SearchBase {
         const auto rank = std::lower_bound(sorted.begin(), sorted.end(), s.score) - sorted.begin();
         label = sorted.size() > 1 ? double(rank) / double(sorted.size() - 1) : 1.0;
       }
+      // rank:ndcg takes integer relevance grades.
+      if (params_.objective == 2) label = std::round(20.0 * label);
       labels.push_back(static_cast<float>(label));
     }
     if (absl::Status s = ensemble_.Fit(rows, labels); !s.ok()) return Disable(s);
@@ -158,7 +216,10 @@ class ModelSearch final : public SearchBase {
     std::vector<double> gain(pool.size());
     for (size_t i = 0; i < pool.size(); ++i) {
       const Prediction& p = (*predictions)[i];
-      gain[i] = params_.ucb_kappa < 0 ? ExpectedImprovement(p, 1.0) : p.mean + params_.ucb_kappa * p.stddev;
+      if (params_.objective != 0)
+        gain[i] = p.mean + std::max(params_.ucb_kappa, 0.0) * p.stddev;
+      else
+        gain[i] = params_.ucb_kappa < 0 ? ExpectedImprovement(p, 1.0) : p.mean + params_.ucb_kappa * p.stddev;
     }
     // Ties are common (trees predict piecewise constants): they go to the higher
     // mean, then to a seeded random order, so that a tied plateau is sampled
@@ -178,6 +239,22 @@ class ModelSearch final : public SearchBase {
       for (const Sample& s : observed_) ranked.push_back(&s);
       std::stable_sort(ranked.begin(), ranked.end(),
                        [](const Sample* a, const Sample* b) { return a->score > b->score; });
+      if (params_.local_apart > 0) {
+        // Centres at least local_apart knobs from each other: the best of distinct
+        // regions rather than the best and its own neighbour.
+        std::vector<const Sample*> centres;
+        for (const Sample* r : ranked) {
+          if (centres.size() >= std::max<uint32_t>(params_.local_top, 1)) break;
+          bool apart = true;
+          for (const Sample* c : centres) {
+            uint32_t distance = 0;
+            for (size_t k = 0; k < r->point.size(); ++k) distance += r->point[k] != c->point[k];
+            apart = apart && distance >= params_.local_apart;
+          }
+          if (apart) centres.push_back(r);
+        }
+        ranked = std::move(centres);
+      }
       ranked.resize(std::min<size_t>(ranked.size(), std::max<uint32_t>(params_.local_top, 1)));
       for (size_t i : order) {
         for (const Sample* r : ranked) {
@@ -191,9 +268,20 @@ class ModelSearch final : public SearchBase {
       }
     }
     std::vector<bool> taken(pool.size(), false);
+    // Additive slots first: the unseen points best under per-knob marginal means.
+    if (params_.additive > 0) {
+      const std::vector<double> additive = AdditiveScores(pool, training, best);
+      std::vector<size_t> additive_order(order);
+      std::stable_sort(additive_order.begin(), additive_order.end(),
+                       [&](size_t a, size_t b) { return additive[a] > additive[b]; });
+      for (uint32_t slot = 0; slot < params_.additive && slot < additive_order.size(); ++slot) {
+        taken[additive_order[slot]] = true;
+        queue_.push_back(pool[additive_order[slot]]);
+      }
+    }
     size_t next = 0, next_local = 0;
     const uint32_t local_slots = static_cast<uint32_t>(std::lround(params_.local * params_.batch));
-    for (uint32_t slot = 0; slot < local_slots; ++slot) {
+    for (uint32_t slot = static_cast<uint32_t>(queue_.size()); slot < local_slots; ++slot) {
       while (next_local < local_order.size() && taken[local_order[next_local]]) ++next_local;
       if (next_local >= local_order.size()) break;
       taken[local_order[next_local]] = true;
@@ -220,6 +308,37 @@ class ModelSearch final : public SearchBase {
     }
   }
 
+  // An additive model of the space: per knob option, the mean relative score of the
+  // results with that option, shrunk towards the overall mean (one pseudo-result), plus
+  // an optimism bonus additive_bonus / sqrt(1 + results with it) for rarely tried
+  // options. A point scores the sum over its knobs. Knob effects that hold whatever the
+  // other knobs are (a lowering, an inner tile) are what this finds from few results.
+  std::vector<double> AdditiveScores(const std::vector<Point>& pool, const std::vector<const Sample*>& training,
+                                     double best) {
+    const size_t knobs = space().knobs.size();
+    std::vector<std::vector<double>> sum(knobs), count(knobs);
+    for (size_t k = 0; k < knobs; ++k) {
+      sum[k].assign(space().knobs[k].options.size(), 0.0);
+      count[k].assign(space().knobs[k].options.size(), 0.0);
+    }
+    double total = 0;
+    for (const Sample* s : training) {
+      const double label = best > 0 ? s->score / best : 0.0;
+      total += label;
+      for (size_t k = 0; k < knobs; ++k) sum[k][s->point[k]] += label, count[k][s->point[k]] += 1;
+    }
+    const double mean = training.empty() ? 0.0 : total / training.size();
+    std::vector<std::vector<double>> effect(knobs);
+    for (size_t k = 0; k < knobs; ++k)
+      for (size_t o = 0; o < sum[k].size(); ++o)
+        effect[k].push_back((sum[k][o] + mean) / (count[k][o] + 1) +
+                            params_.additive_bonus / std::sqrt(1.0 + count[k][o]));
+    std::vector<double> scores(pool.size(), 0.0);
+    for (size_t i = 0; i < pool.size(); ++i)
+      for (size_t k = 0; k < knobs; ++k) scores[i] += effect[k][pool[i][k]];
+    return scores;
+  }
+
   // Without a model the search still proceeds, at random; say so once.
   void Disable(const absl::Status& status) {
     if (!warned_) fprintf(stderr, "mtune search model: %s; proposing at random\n", status.ToString().c_str());
@@ -237,6 +356,7 @@ class ModelSearch final : public SearchBase {
   std::deque<Point> queue_;
   absl::flat_hash_map<Point, std::vector<float>> feature_cache_;
   bool warned_ = false;
+  bool designed_ = false;
 };
 
 }  // namespace

@@ -98,12 +98,37 @@ struct ModelParams {
   double local = 0.75;
   uint32_t local_radius = 2;
   uint32_t local_top = 2;
+  // When > 0, the local_top centres are at least this many knobs apart (the best
+  // results of distinct regions, not the best and its neighbour).
+  uint32_t local_apart = 0;
   // Acquisition: expected improvement when negative, else the upper confidence bound
   // mean + ucb_kappa * spread (0: pure exploitation of the predicted mean).
   double ucb_kappa = -1;
   // Spaces larger than this are scored on a random sample of this many unseen points
   // (plus the neighbours of the best ones) instead of every point.
   uint32_t pool = 4096;
+  // Fewest initial random points, whatever the space's size.
+  uint32_t min_initial = 8;
+  // The options below stay off (except max_train): on the ground-truth replays none
+  // did better than seed-set noise (bench/README.md lists the sums).
+  // Initial design: 0 uniform random points; 1 balanced over knob levels (each knob's
+  // options appear equally often among the initial points, like a Latin hypercube),
+  // so the first model sees every option of every knob.
+  uint32_t initial_design = 0;
+  // What the trees learn: 0 regression on the labels; 1 xgboost's pairwise ranking
+  // (rank:pairwise); 2 rank:ndcg on graded labels. A ranking model is scored by its
+  // predicted order (plus ucb_kappa * spread when ucb_kappa > 0), not expected improvement.
+  uint32_t objective = 0;
+  // Training rows at most (0: all): past this, the best half of the cap plus a seeded
+  // sample of the rest, which bounds the cost of a refit late in a long run (a full
+  // 1440-point replay: ~40 ms of search per trial uncapped, ~14 ms at 256). Nothing
+  // changes before 256 results, past the 5% of every ground-truth table.
+  uint32_t max_train = 256;
+  // Slots of each batch (taken first) for the unseen points best under an additive
+  // model: per-knob mean relative scores plus additive_bonus / sqrt(1 + results with
+  // that option). 0: none.
+  uint32_t additive = 0;
+  double additive_bonus = 0.1;
 };
 
 // Features of a point for the cost model: one row, the same length for every point.
