@@ -57,8 +57,9 @@ struct TuneOptions {
   // A search::MakeSearch name ("random", "model", ...).
   std::string search = "random";
   double min_time_s = 0.1;
-  // The fastest `confirm_top` candidates are timed again `confirm_rounds` times,
-  // interleaved, and the best median wins (1: no confirmation).
+  // The fastest `confirm_top` candidates, and the template's default candidate, are
+  // timed again `confirm_rounds` times, interleaved, and the best median wins (1: no
+  // confirmation).
   int confirm_top = 3;
   int confirm_rounds = 3;
 };
