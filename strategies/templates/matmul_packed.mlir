@@ -45,25 +45,25 @@ module attributes {transform.with_named_sequence} {
     %tk1 = transform.tune.knob<"tile_k1"> = 512 from options = [32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048, 4096] -> !transform.param<i64>
     %tm2 = transform.tune.knob<"tile_m2"> = 8 from options = [4, 6, 8, 12, 16] -> !transform.param<i64>
     %tn2 = transform.tune.knob<"tile_n2"> = 32 from options = [16, 32, 64] -> !transform.param<i64>
+    // Whether the m2 loop ends in a partial register tile that is peeled off into a
+    // loop of its own (1), so that every tile keeps a static shape: a 12 x 32 tile,
+    // with 24 accumulators, then serves an m block of 256 as 21 tiles and 4 rows.
+    // Not a free choice: the constraints make it 1 exactly when m2 does not divide m1.
+    %peel = transform.tune.knob<"peel_m2"> = 0 from options = [0, 1] -> !transform.param<i64>
     // B stored transposed (matmul_transpose_b): a k2 of 4 or more makes B's packing a
     // transposing copy that measured 4x slower (27 against 112 GFLOP/s at 512^3), so
     // k2 is 1 there; for the other layouts the default packs A with k2 = 8.
-    // Whether the m2 loop ends in a partial register tile that is peeled off into a
-    // loop of its own (1), so that every tile keeps a static shape: a 12 x 32 tile,
-    // with 24 accumulators, then serves m = 512 as 42 tiles and a 4-row remainder.
-    // Not a free choice: the constraints make it 1 exactly when m2 does not divide m1.
-    %peel = transform.tune.knob<"peel_m2"> = 0 from options = [0, 1] -> !transform.param<i64>
     %tk2 = transform.tune.knob<"tile_k2"> = 8 from options = [1, 2, 4, 8, 16] {mtune.only_for = ["matmul", "matmul_transpose_a"], mtune.otherwise = 1 : i64} -> !transform.param<i64>
 
-    // Register tiles divide the cache tiles. The accumulator tile plus one row of B
+    // Register tiles divide the n and k cache tiles. The accumulator tile plus one row of B
     // and one broadcast of A fit the 32 zmm registers of 64 bytes:
     // (m2 + 1) * n2 * acc_bytes <= 31 * 64 (8x32 or 12x32 or 6x64 f32, 8x16 f64);
     // beyond that the k loop spills on every step, which measured 0.43 of peak for an
     // f64 8x32 tile against 0.60 for 8x16. The packed B panel takes at most half of
     // the 2 MiB per-core L2 of this machine family, and so does the A block. An m
     // block that is not a whole number of register tiles has its last tile peeled
-    // (peel_m2 = 1 then, 0 otherwise). Padding a dimension to a multiple of its cache tile may
-    // add at most a quarter of it (4 * padded <= 5 * dim), except for tiles of up to
+    // (peel_m2 = 1 then, 0 otherwise). Padding a dimension to a multiple of its cache
+    // tile may add at most a quarter of it (4 * padded <= 5 * dim), except for tiles of up to
     // 48, so that a small dimension always has a choice: 513x257x129 padded to
     // 768x512x512 by the default tiles did 6x the useful work, at 0.15x oneDNN.
     transform.smt.constrain_params(%tm1, %tn1, %tk1, %tm2, %tn2, %tk2, %peel)
