@@ -87,14 +87,23 @@ absl::StatusOr<int64_t> ResolveOperand(absl::string_view arg, const Problem& pro
                                                  problem.family));
 }
 
-// Expands a string option form ("pow2(16, m)", "divisors(k)") to integers.
-absl::StatusOr<std::vector<int64_t>> ExpandOptionForm(absl::string_view form, const Problem& problem,
+constexpr char kKnownForms[] = "N, pow2(LO, HI), divisors(X[, MAX]), roundup(X, Q)";
+
+// Expands one term of an option form ("64", "pow2(16, m)", "divisors(k)",
+// "roundup(k, 16)") to integers.
+absl::StatusOr<std::vector<int64_t>> ExpandOptionTerm(absl::string_view form, const Problem& problem,
                                                       absl::string_view knob) {
+  form = absl::StripAsciiWhitespace(form);
+  if (form.find('(') == absl::string_view::npos) {
+    auto value = ResolveOperand(form, problem, knob);
+    if (!value.ok()) return value.status();
+    return std::vector<int64_t>{*value};
+  }
   auto open = form.find('('), close = form.rfind(')');
   if (open == absl::string_view::npos || close != form.size() - 1)
     return absl::InvalidArgumentError(absl::StrCat(
         "knob '", knob, "': options \"", form,
-        "\" is not an array nor one of pow2(LO, HI), divisors(X[, MAX])"));
+        "\" is not an array nor a list of ", kKnownForms));
   absl::string_view fn = absl::StripAsciiWhitespace(form.substr(0, open));
   std::vector<absl::string_view> args =
       absl::StrSplit(form.substr(open + 1, close - open - 1), ',');
@@ -129,10 +138,54 @@ absl::StatusOr<std::vector<int64_t>> ExpandOptionForm(absl::string_view form, co
       if (d != *x / d && *x / d <= max) large.push_back(*x / d);
     }
     values.insert(values.end(), large.rbegin(), large.rend());
+  } else if (fn == "roundup" && args.size() == 2) {
+    // X rounded up to a multiple of Q: a tile that covers a whole odd dimension with
+    // little padding (k = 129 -> 144 with Q = 16).
+    auto x = ResolveOperand(args[0], problem, knob);
+    if (!x.ok()) return x.status();
+    auto q = ResolveOperand(args[1], problem, knob);
+    if (!q.ok()) return q.status();
+    if (*x <= 0 || *q <= 0)
+      return absl::InvalidArgumentError(absl::StrCat("knob '", knob, "': roundup needs X, Q > 0"));
+    values.push_back((*x + *q - 1) / *q * *q);
   } else {
     return absl::InvalidArgumentError(absl::StrCat("knob '", knob, "': unknown option form \"",
-                                                   form, "\" (known: pow2(LO, HI), divisors(X[, MAX]))"));
+                                                   form, "\" (known: ", kKnownForms, ")"));
   }
+  return values;
+}
+
+// Expands a string option form: one term, or several separated by top-level commas
+// ("32, 48, 64, roundup(k, 16)"), whose union is the option set in ascending order
+// (duplicates dropped).
+absl::StatusOr<std::vector<int64_t>> ExpandOptionForm(absl::string_view form, const Problem& problem,
+                                                      absl::string_view knob) {
+  std::vector<absl::string_view> terms;
+  int depth = 0;
+  size_t start = 0;
+  for (size_t i = 0; i <= form.size(); ++i) {
+    if (i == form.size() || (form[i] == ',' && depth == 0)) {
+      terms.push_back(form.substr(start, i - start));
+      start = i + 1;
+    } else if (form[i] == '(') {
+      ++depth;
+    } else if (form[i] == ')') {
+      if (--depth < 0) break;
+    }
+  }
+  if (depth != 0)
+    return absl::InvalidArgumentError(
+        absl::StrCat("knob '", knob, "': unbalanced parentheses in options \"", form, "\""));
+  if (terms.size() == 1) return ExpandOptionTerm(form, problem, knob);
+  std::vector<int64_t> values;
+  for (absl::string_view term : terms) {
+    auto expanded = ExpandOptionTerm(term, problem, knob);
+    if (!expanded.ok()) return expanded.status();
+    values.insert(values.end(), expanded->begin(), expanded->end());
+    if (values.size() > kMaxOptions) break;  // refused below, before sorting a huge set
+  }
+  std::sort(values.begin(), values.end());
+  values.erase(std::unique(values.begin(), values.end()), values.end());
   return values;
 }
 

@@ -7,8 +7,13 @@
 //                    at least the dimension covers it whole, padded
 //   "divisors(X)"    every divisor of X
 //   "divisors(X, MAX)"  every divisor of X up to MAX (register tiles must stay small)
-// where LO, HI, X and MAX are integers or problem dimension names ("m", "n", "k",
-// and the derived output extents "oh", "ow" of windowed families).
+//   "roundup(X, Q)"  X rounded up to a multiple of Q (a tile covering an odd
+//                    dimension whole: k = 129 -> 144 with Q = 16)
+//   "N"              the integer N
+// where LO, HI, X, MAX, Q and N are integers or problem dimension names ("m", "n",
+// "k", and the derived output extents "oh", "ow" of windowed families). Terms joined
+// by commas ("32, 48, 64, roundup(k, 16)") give the union of their options, in
+// ascending order.
 // `mtune.only_for = ["family", ...]` with `mtune.otherwise = V` on a knob: for any
 // other family the knob has the single option V (a choice that does not apply there).
 // Alternatives (`transform.tune.alternatives`) are knobs whose options are their

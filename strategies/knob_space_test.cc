@@ -371,6 +371,26 @@ TEST(KnobSpace, HugeOptionFormOperandsAreBoundedNotOverflowedOrLooped) {
   EXPECT_EQ(divisors->knobs[1].options, (std::vector<std::string>{"1", "2", "3", "4", "6", "9", "12"}));
 }
 
+TEST(KnobSpace, OptionFormTermsUniteInAscendingOrderWithRoundedUpDimensions) {
+  auto problem = ParseProblemKey("matmul:m=513,n=257,k=129:f32");
+  ASSERT_TRUE(problem.ok());
+  auto space = ExtractKnobSpace(KnobLines(R"mlir(    %a = transform.tune.knob<"a"> options = "256, 32, roundup(k, 16), pow2(64, 128), 128" -> !transform.param<i64>
+    %b = transform.tune.knob<"b"> options = "roundup(n, 32)" -> !transform.param<i64>
+    %c = transform.tune.knob<"c"> options = "48" -> !transform.param<i64>)mlir"), *problem);
+  ASSERT_TRUE(space.ok()) << space.status();
+  // 129 rounds up to 144; 128 from pow2 and the literal 128 count once.
+  EXPECT_EQ(space->knobs[0].options, (std::vector<std::string>{"32", "64", "128", "144", "256"}));
+  EXPECT_EQ(space->knobs[1].options, (std::vector<std::string>{"288"}));
+  EXPECT_EQ(space->knobs[2].options, (std::vector<std::string>{"48"}));
+  for (const char* bad : {"roundup(k, 0)", "32, roundup(k, 16", "32, nope(k)", "32, , 64"}) {
+    auto status = ExtractKnobSpace(
+        KnobLines(absl::StrCat("    %a = transform.tune.knob<\"a\"> options = \"", bad,
+                               "\" -> !transform.param<i64>")),
+        *problem);
+    EXPECT_EQ(status.status().code(), absl::StatusCode::kInvalidArgument) << bad;
+  }
+}
+
 TEST(KnobSpace, DivisibilityBetweenWordsAndNonUtf8TextAreErrors) {
   auto problem = ParseProblemKey("matmul:m=8,n=8,k=8:f32");
   ASSERT_TRUE(problem.ok());

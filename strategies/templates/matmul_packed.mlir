@@ -27,8 +27,10 @@
 // hoisted out of the innermost k loop, so it stays in registers across the reduction.
 //
 // Option sets written as strings are expanded per problem by mtune (see
-// strategies/knob_space.h). Constraints between knobs are upstream
-// `transform.smt.constrain_params` ops: mtune evaluates them per problem and prunes
+// strategies/knob_space.h): each cache tile may also be its whole dimension rounded
+// up a little (roundup), so that an odd size such as 513x257x129 is one tile in n and
+// k padded by a few percent, instead of several tiles each padded and copied.
+// Constraints between knobs are upstream `transform.smt.constrain_params` ops: mtune evaluates them per problem and prunes
 // candidates that break them before any compile (see strategies/param_constraint.h),
 // and removes them from the instantiated script. The `selected` values are the
 // template's default candidate: the whole of n = 512 as one B panel (so A is packed
@@ -40,9 +42,9 @@ module attributes {transform.with_named_sequence} {
   transform.named_sequence @__transform_main(%root: !transform.any_op {transform.consumed}) {
     %matmul = transform.structured.match ops{["linalg.matmul"]} in %root : (!transform.any_op) -> !transform.any_op
 
-    %tm1 = transform.tune.knob<"tile_m1"> = 128 from options = [32, 48, 64, 96, 128, 192, 256, 384, 512] -> !transform.param<i64>
-    %tn1 = transform.tune.knob<"tile_n1"> = 512 from options = [32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048, 4096] -> !transform.param<i64>
-    %tk1 = transform.tune.knob<"tile_k1"> = 512 from options = [32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048, 4096] -> !transform.param<i64>
+    %tm1 = transform.tune.knob<"tile_m1"> = 128 from options = "32, 48, 64, 96, 128, 192, 256, 384, 512, roundup(m, 8)" -> !transform.param<i64>
+    %tn1 = transform.tune.knob<"tile_n1"> = 512 from options = "32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048, 4096, roundup(n, 32)" -> !transform.param<i64>
+    %tk1 = transform.tune.knob<"tile_k1"> = 512 from options = "32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048, 4096, roundup(k, 16)" -> !transform.param<i64>
     %tm2 = transform.tune.knob<"tile_m2"> = 8 from options = [4, 6, 8, 12, 16] -> !transform.param<i64>
     %tn2 = transform.tune.knob<"tile_n2"> = 32 from options = [16, 32, 64] -> !transform.param<i64>
     // Whether the m2 loop ends in a partial register tile that is peeled off into a
