@@ -305,7 +305,7 @@ void TimeProblem(const Flags& flags, ProblemReport& report, Fixture& fx) {
       continue;
     }
     if (std::string(impl) == kCopy) {
-      report.copy_gbps_at_footprint = fx.copy_loop->Run() / Median(round_medians_s) / 1e9;
+      report.copy_gbps_at_footprint = fx.copy_loop->bytes() / Median(round_medians_s) / 1e9;
       continue;
     }
     ImplState& state = report.impls[impl];

@@ -11,7 +11,6 @@
 #include <fstream>
 #include <map>
 #include <memory>
-#include <new>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -265,29 +264,24 @@ double FmaLoop::Run(double flops) {
 }
 
 double MeasurePeakFmaGflops(double total_time_s, int repetitions) {
-  const FmaKernel kernel = PickFmaKernel();
-  AlignedFloats state = AllocateTouched(kFmaStateFloats * sizeof(float), 1.0f);
-  // acc <- acc * x + y converges to y / (1 - x) = 1: no overflow, no denormals.
-  std::fill_n(state.get() + 16 * 16, 16, 0.999f);
-  std::fill_n(state.get() + 16 * 17, 16, 0.001f);
+  FmaLoop loop;
+  const double flops_per_iter = PickFmaKernel().flops_per_iter;
   repetitions = std::max(repetitions, 1);
   const double repetition_s = std::max(total_time_s, 1e-4) / repetitions;
-  kernel.run(1 << 12, state.get());  // Warm-up: wake the vector units to full clock.
+  loop.Run((1 << 12) * flops_per_iter);  // Warm-up: wake the vector units to full clock.
   double best = 0.0;
   for (int r = 0; r < repetitions; ++r) {
     // Chunks of a fraction of a millisecond keep clock reads out of the timed work.
-    const uint64_t chunk = 1 << 14;
-    uint64_t iters = 0;
+    const double chunk_flops = (1 << 14) * flops_per_iter;
+    double flops = 0;
     const Clock::time_point start = Clock::now();
     double elapsed = 0.0;
     do {
-      kernel.run(chunk, state.get());
-      iters += chunk;
+      flops += loop.Run(chunk_flops);
       elapsed = SecondsSince(start);
     } while (elapsed < repetition_s);
-    best = std::max(best, iters * kernel.flops_per_iter / elapsed / 1e9);
+    best = std::max(best, flops / elapsed / 1e9);
   }
-  g_sink = state[0] + state[16 * 15];
   return best;
 }
 
@@ -302,30 +296,32 @@ CopyLoop::CopyLoop(uint64_t working_set_bytes) : state_(std::make_unique<State>(
       std::max(working_set_bytes / 2 / kCopyBlock, uint64_t{1}) * kCopyBlock;
   state_->src = AllocateTouched(state_->bytes_each, 1.0f);
   state_->dst = AllocateTouched(state_->bytes_each, 0.0f);
-  if (!state_->src || !state_->dst) throw std::bad_alloc();
 }
 
 CopyLoop::~CopyLoop() = default;
 
+double CopyLoop::bytes() const {
+  return state_->src && state_->dst ? 2.0 * state_->bytes_each : 0.0;
+}
+
 double CopyLoop::Run() {
+  if (bytes() == 0) return 0;
   state_->copy(state_->src.get(), state_->dst.get(), state_->bytes_each);
-  g_sink = state_->dst[0];
-  return 2.0 * state_->bytes_each;
+  g_sink = state_->dst[state_->bytes_each / sizeof(float) - 1];
+  return bytes();
 }
 
 double MeasureCopyGbps(uint64_t working_set_bytes, double min_time_s, int min_passes) {
-  const CopyFn copy = PickCopyKernel();
-  const uint64_t bytes_each = std::max(working_set_bytes / 2 / kCopyBlock, uint64_t{1}) * kCopyBlock;
-  AlignedFloats src = AllocateTouched(bytes_each, 1.0f);
-  AlignedFloats dst = AllocateTouched(bytes_each, 0.0f);
-  if (!src || !dst) return 0.0;
+  CopyLoop loop(working_set_bytes);
+  if (loop.bytes() == 0) return 0.0;
   // Small sets repeat the copy inside one timed sample so a sample lasts well above
   // the clock's resolution (a 24 KiB L1 copy takes ~0.1 us).
-  constexpr uint64_t kMinBytesPerSample = uint64_t{8} << 20;
-  const uint64_t copies_per_sample = std::max<uint64_t>(1, kMinBytesPerSample / bytes_each);
+  constexpr double kMinBytesPerSample = double{uint64_t{8} << 20};
+  const uint64_t copies_per_sample =
+      std::max<uint64_t>(1, static_cast<uint64_t>(kMinBytesPerSample / (loop.bytes() / 2)));
   auto sample = [&] {
     const Clock::time_point start = Clock::now();
-    for (uint64_t c = 0; c < copies_per_sample; ++c) copy(src.get(), dst.get(), bytes_each);
+    for (uint64_t c = 0; c < copies_per_sample; ++c) loop.Run();
     return SecondsSince(start) / copies_per_sample;
   };
   sample();  // Warm-up: pulls the working set into the level being measured.
@@ -335,10 +331,9 @@ double MeasureCopyGbps(uint64_t working_set_bytes, double min_time_s, int min_pa
          SecondsSince(start) < min_time_s) {
     pass_s.push_back(sample());
   }
-  g_sink = dst[bytes_each / sizeof(float) - 1];
   std::nth_element(pass_s.begin(), pass_s.begin() + pass_s.size() / 2, pass_s.end());
   const double median_s = pass_s[pass_s.size() / 2];
-  return 2.0 * bytes_each / median_s / 1e9;
+  return loop.bytes() / median_s / 1e9;
 }
 
 mtune::v1::Calibration Calibrate(const CalibrationOptions& options,

@@ -74,8 +74,11 @@ class CopyLoop {
   CopyLoop(const CopyLoop&) = delete;
   CopyLoop& operator=(const CopyLoop&) = delete;
 
-  // One copy; returns the bytes it read plus the bytes it wrote.
+  // One copy; returns bytes().
   double Run();
+  // The bytes one copy reads plus the bytes it writes; 0 when the buffers could not
+  // be allocated (Run then does nothing).
+  double bytes() const;
 
  private:
   struct State;
