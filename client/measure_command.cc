@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
@@ -58,7 +59,16 @@ absl::StatusOr<MeasureOutcome> ResolveCandidate(const MeasureRequest& request) {
             absl::StrCat("template ", tpl->name, " has no knob '", name, "'"));
       values[name] = value;
     }
-    if (absl::Status s = space->Check(values); !s.ok()) return s;
+    if (absl::Status s = space->Check(values); !s.ok()) {
+      // Derived knobs the user did not name follow the ones they did (peel the
+      // last register tile when a named tile leaves one).
+      std::set<std::string> named;
+      for (const auto& [name, value] : request.knobs) named.insert(name);
+      std::optional<strategies::KnobValues> solved = strategies::SolveDerivedKnobs(*space, values, named);
+      if (!solved) return s;
+      values = *std::move(solved);
+      if (absl::Status again = space->Check(values); !again.ok()) return again;
+    }
     return values;
   };
   absl::StatusOr<strategies::KnobValues> resolved =

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <cstdlib>
 #include <limits>
+#include <set>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -57,6 +59,32 @@ struct Change {
 
 }  // namespace
 
+std::optional<KnobValues> SolveDerivedKnobs(const KnobSpace& space, KnobValues values,
+                                            const std::set<std::string>& keep) {
+  if (space.SatisfiesConstraints(values)) return values;
+  std::vector<const KnobSpec*> derived;
+  for (const KnobSpec& knob : space.knobs)
+    if (knob.derived && !knob.options.empty() && !keep.contains(knob.name)) derived.push_back(&knob);
+  // Derived knobs are flags and small choices; more combinations than this would
+  // mean a template that declares real choices as derived.
+  constexpr size_t kMaxCombinations = 256;
+  size_t combinations = 1;
+  for (const KnobSpec* knob : derived) {
+    combinations *= knob->options.size();
+    if (combinations > kMaxCombinations) return std::nullopt;
+  }
+  if (derived.empty()) return std::nullopt;
+  for (size_t index = 0; index < combinations; ++index) {
+    size_t rest = index;
+    for (size_t d = derived.size(); d-- > 0;) {
+      values[derived[d]->name] = derived[d]->options[rest % derived[d]->options.size()];
+      rest /= derived[d]->options.size();
+    }
+    if (space.SatisfiesConstraints(values)) return values;
+  }
+  return std::nullopt;
+}
+
 KnobValues NearestDefaults(const KnobSpace& space) {
   KnobValues values;
   for (const KnobSpec& knob : space.knobs) values[knob.name] = NearestOption(knob);
@@ -65,7 +93,7 @@ KnobValues NearestDefaults(const KnobSpace& space) {
 
 std::optional<KnobValues> DefaultCandidate(const KnobSpace& space) {
   const KnobValues base = NearestDefaults(space);
-  if (space.SatisfiesConstraints(base)) return base;
+  if (std::optional<KnobValues> solved = SolveDerivedKnobs(space, base)) return solved;
   const size_t n = space.knobs.size();
   std::vector<size_t> base_position(n);
   for (size_t i = 0; i < n; ++i)
@@ -81,6 +109,7 @@ std::optional<KnobValues> DefaultCandidate(const KnobSpace& space) {
   constexpr double kMaxCombinations = 2e6;
   std::array<double, 4> combinations = {1, 0, 0, 0};
   for (const KnobSpec& knob : space.knobs) {
+    if (knob.derived) continue;  // solved, not changed
     const double others = knob.options.empty() ? 0 : static_cast<double>(knob.options.size() - 1);
     for (size_t j = 3; j >= 1; --j) combinations[j] += combinations[j - 1] * others;
   }
@@ -96,6 +125,7 @@ std::optional<KnobValues> DefaultCandidate(const KnobSpace& space) {
         return;
       }
       for (size_t k = below; k-- > 0;) {
+        if (space.knobs[k].derived) continue;
         for (size_t o = 0; o < space.knobs[k].options.size(); ++o) {
           if (o == base_position[k]) continue;
           current.moves[current.count++] = {static_cast<uint32_t>(k), static_cast<uint32_t>(o)};
@@ -116,7 +146,7 @@ std::optional<KnobValues> DefaultCandidate(const KnobSpace& space) {
         const KnobSpec& knob = space.knobs[c.moves[i].first];
         values[knob.name] = knob.options[c.moves[i].second];
       }
-      if (space.SatisfiesConstraints(values)) return values;
+      if (std::optional<KnobValues> solved = SolveDerivedKnobs(space, std::move(values))) return solved;
     }
   }
   return std::nullopt;

@@ -8,10 +8,19 @@
 #pragma once
 
 #include <optional>
+#include <set>
+#include <string>
 
 #include "strategies/knob_space.h"
 
 namespace mtune::strategies {
+
+// `values` with its derived knobs (`mtune.derived`, except those named in `keep`)
+// set so that the constraints hold: the values as given when they hold, else the
+// first combination of the derived knobs' options that does (in option order).
+// nullopt when none does (or there are over 256 combinations).
+std::optional<KnobValues> SolveDerivedKnobs(const KnobSpace& space, KnobValues values,
+                                            const std::set<std::string>& keep = {});
 
 // Every knob's `selected` value where that is an option for this problem; else, for
 // numeric knobs, the option nearest to it on a log scale (ties: the smaller), else
@@ -23,7 +32,9 @@ KnobValues NearestDefaults(const KnobSpace& space);
 // its combinations number at most two million), then the least (summed distance in
 // option positions); ties go to the knob declared last, because templates declare coarse
 // choices (cache tiles) before fine ones (register tiles) and changing a fine one
-// perturbs the strategy least. nullopt when no such candidate exists.
+// perturbs the strategy least. Derived knobs (`mtune.derived`) are not counted as
+// changes: each candidate considered takes the first of their values (its own, then
+// in option order) for which the constraints hold. nullopt when no such candidate exists.
 std::optional<KnobValues> DefaultCandidate(const KnobSpace& space);
 
 }  // namespace mtune::strategies

@@ -35,6 +35,7 @@ constexpr char kLabelsAttr[] = "mtune.labels";
 constexpr char kDividesAttr[] = "mtune.divides";
 constexpr char kOnlyForAttr[] = "mtune.only_for";
 constexpr char kOtherwiseAttr[] = "mtune.otherwise";
+constexpr char kDerivedAttr[] = "mtune.derived";
 // Expanded option sets larger than this are refused: a typo like pow2(1, 1e9) must
 // not turn into an endless space.
 constexpr size_t kMaxOptions = 4096;
@@ -362,6 +363,7 @@ absl::StatusOr<KnobSpace> ExtractKnobSpace(absl::string_view template_text, cons
       }
       if (auto divides = op->getAttrOfType<mlir::StringAttr>(kDividesAttr))
         spec.divides = divides.getValue().str();
+      spec.derived = op->hasAttr(kDerivedAttr);
     } else if (auto alt = llvm::dyn_cast<AlternativesOp>(op)) {
       spec.name = alt.getName().str();
       spec.is_alternatives = true;

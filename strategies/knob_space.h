@@ -16,6 +16,10 @@
 // ascending order.
 // `mtune.only_for = ["family", ...]` with `mtune.otherwise = V` on a knob: for any
 // other family the knob has the single option V (a choice that does not apply there).
+// `mtune.derived` on a knob: its value is not a free choice but follows from the other
+// knobs through the constraints (e.g. "peel the last register tile" exactly when the
+// register tile does not divide the cache tile); the default repair solves it rather
+// than counting it as a changed knob (default_candidate.h).
 // Alternatives (`transform.tune.alternatives`) are knobs whose options are their
 // region labels, taken from the op's `mtune.labels` array (else "0", "1", ...).
 //
@@ -56,6 +60,8 @@ struct KnobSpec {
   std::string selected;
   // Name of the knob whose value this one must divide, or empty.
   std::string divides;
+  // `mtune.derived`: fixed by the constraints once the other knobs are chosen.
+  bool derived = false;
 };
 
 // Every knob of a template for one problem, in template order.

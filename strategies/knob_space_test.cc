@@ -158,6 +158,7 @@ TEST(KnobSpace, MatmulPackedPrunesSpillingRegisterTilesByAccumulatorType) {
     values["tile_n2"] = "32";
     values["tile_m2"] = "12";
     values["tile_m1"] = "96";  // m blocks are whole register tiles
+    values["copy_back_c"] = "1";  // 512 is not a whole number of 96-row blocks: C is padded
     // 12 x 32 f32 accumulators are 24 registers, plus 2 for B and 1 broadcast.
     EXPECT_EQ(space->SatisfiesConstraints(values), !f64) << type;
     values["tile_m2"] = "16";
@@ -191,6 +192,47 @@ TEST(DefaultCandidate, TakesTheNearestOptionThenTheNearestValidCandidate) {
   EXPECT_FALSE(space->Defaults().has_value());
   EXPECT_EQ(NearestDefaults(*space), (KnobValues{{"tk", "64"}, {"a", "8"}, {"b", "8"}}));
   EXPECT_EQ(DefaultCandidate(*space), (KnobValues{{"tk", "64"}, {"a", "8"}, {"b", "4"}}));
+}
+
+TEST(DefaultCandidate, SolvesDerivedKnobsWithoutCountingThemAsChanges) {
+  // "flag" is derived: 1 exactly when the tile does not divide k. Whatever k is, the
+  // written tile is kept and only the flag follows it (it is solved, not counted as
+  // a changed knob, so the repair never moves the tile to suit the flag).
+  auto problem = ParseProblemKey("matmul:m=64,n=64,k=96:f32");
+  ASSERT_TRUE(problem.ok());
+  const std::string text = R"mlir(module attributes {transform.with_named_sequence} {
+  transform.named_sequence @__transform_main(%r: !transform.any_op {transform.readonly}) {
+    %t = transform.tune.knob<"t"> = 64 from options = [32, 64, 96] -> !transform.param<i64>
+    %f = transform.tune.knob<"flag"> = 1 from options = [0, 1] {mtune.derived} -> !transform.param<i64>
+    transform.smt.constrain_params(%t, %f) : (!transform.param<i64>, !transform.param<i64>) -> () {
+    ^bb0(%x: !smt.int, %y: !smt.int):
+      %k = smt.declare_fun "k" : !smt.int
+      %zero = smt.int.constant 0
+      %one = smt.int.constant 1
+      %rem = smt.int.mod %k, %x
+      %whole = smt.eq %rem, %zero : !smt.int
+      %set = smt.eq %y, %one : !smt.int
+      %ok = smt.xor %whole, %set
+      smt.assert %ok
+    }
+    transform.yield
+  }
+})mlir";
+  auto space = ExtractKnobSpace(text, *problem);
+  ASSERT_TRUE(space.ok()) << space.status();
+  ASSERT_EQ(space->knobs.size(), 2u);
+  EXPECT_FALSE(space->knobs[0].derived);
+  EXPECT_TRUE(space->knobs[1].derived);
+  // 64 does not divide 96, so the written flag 1 is right: nothing to repair.
+  EXPECT_EQ(DefaultCandidate(*space), (KnobValues{{"t", "64"}, {"flag", "1"}}));
+  // At k = 128 the flag must become 0, the tile kept. (Counted as a change, the
+  // flag would tie with moving the tile to 96, and the later-declared flag would win
+  // only by the tie rule.)
+  auto even = ParseProblemKey("matmul:m=64,n=64,k=128:f32");
+  ASSERT_TRUE(even.ok());
+  auto even_space = ExtractKnobSpace(text, *even);
+  ASSERT_TRUE(even_space.ok()) << even_space.status();
+  EXPECT_EQ(DefaultCandidate(*even_space), (KnobValues{{"t", "64"}, {"flag", "0"}}));
 }
 
 TEST(DefaultCandidate, RepairsUpToThreeKnobsButGivesUpOnHugeSpaces) {

@@ -50,8 +50,16 @@ module attributes {transform.with_named_sequence} {
     // Whether the m2 loop ends in a partial register tile that is peeled off into a
     // loop of its own (1), so that every tile keeps a static shape: a 12 x 32 tile,
     // with 24 accumulators, then serves an m block of 256 as 21 tiles and 4 rows.
-    // Not a free choice: the constraints make it 1 exactly when m2 does not divide m1.
-    %peel = transform.tune.knob<"peel_m2"> = 0 from options = [0, 1] -> !transform.param<i64>
+    // Not a free choice (mtune.derived): the constraints make it 1 exactly when m2 does
+    // not divide m1.
+    %peel = transform.tune.knob<"peel_m2"> = 0 from options = [0, 1] {mtune.derived} -> !transform.param<i64>
+    // Whether the cache tiles pad C (1: m or n is not a multiple of its cache tile), so
+    // that the padded C tile must be copied back; when they do not (0), that copy is
+    // an identity on C and is dropped. Kept, it made bufferization copy the whole C
+    // tile out and back once per k tile whenever one n tile covers n: at 512^3 with
+    // tile_k1 = 256, two 1 MiB round trips, and the n-outer order measured 0.80x of
+    // itself without them. Derived, like peel_m2.
+    %cpad = transform.tune.knob<"copy_back_c"> = 0 from options = [0, 1] {mtune.derived} -> !transform.param<i64>
     // B stored transposed (matmul_transpose_b): a k2 of 4 or more makes B's packing a
     // transposing copy that measured 4x slower (27 against 112 GFLOP/s at 512^3), so
     // k2 is 1 there; for the other layouts the default packs A with k2 = 8.
@@ -68,9 +76,9 @@ module attributes {transform.with_named_sequence} {
     // tile may add at most a quarter of it (4 * padded <= 5 * dim), except for tiles of up to
     // 48, so that a small dimension always has a choice: 513x257x129 padded to
     // 768x512x512 by the default tiles did 6x the useful work, at 0.15x oneDNN.
-    transform.smt.constrain_params(%tm1, %tn1, %tk1, %tm2, %tn2, %tk2, %peel)
-        : (!transform.param<i64>, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>) -> () {
-    ^bb0(%m1: !smt.int, %n1: !smt.int, %k1: !smt.int, %m2: !smt.int, %n2: !smt.int, %k2: !smt.int, %pm: !smt.int):
+    transform.smt.constrain_params(%tm1, %tn1, %tk1, %tm2, %tn2, %tk2, %peel, %cpad)
+        : (!transform.param<i64>, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>) -> () {
+    ^bb0(%m1: !smt.int, %n1: !smt.int, %k1: !smt.int, %m2: !smt.int, %n2: !smt.int, %k2: !smt.int, %pm: !smt.int, %pc: !smt.int):
       %m = smt.declare_fun "m" : !smt.int
       %n = smt.declare_fun "n" : !smt.int
       %k = smt.declare_fun "k" : !smt.int
@@ -126,16 +134,22 @@ module attributes {transform.with_named_sequence} {
       %k_ok = smt.or %k_waste_ok, %k1_small
       %peeled = smt.eq %pm, %one : !smt.int
       %peel_iff_partial = smt.xor %m_divides, %peeled
-      %all = smt.and %n_divides, %k_divides, %acc_fits, %panel_fits, %a_fits, %peel_iff_partial, %m_ok, %n_ok, %k_ok
+      // C is padded exactly when m or n is not a whole number of cache tiles.
+      %m_whole = smt.eq %m_mod, %zero : !smt.int
+      %n_whole = smt.eq %n_mod, %zero : !smt.int
+      %c_whole = smt.and %m_whole, %n_whole
+      %copied = smt.eq %pc, %one : !smt.int
+      %copy_iff_padded = smt.xor %c_whole, %copied
+      %all = smt.and %n_divides, %k_divides, %acc_fits, %panel_fits, %a_fits, %peel_iff_partial, %m_ok, %n_ok, %k_ok, %copy_iff_padded
       smt.assert %all
     }
 
     // Level 1: cache tiles over n then k, padded to whole cache tiles, then m blocks
-    // inside them. The padded C tile is copied back explicitly: when one n tile covers
+    // inside them. A padded C tile is copied back explicitly: when one n tile covers
     // n, its loop folds away and the k loop would yield a slice of the padded buffer,
     // which bufferization rejects ("Yield operand is not equivalent to the
-    // corresponding iter bbArg"; m=100, n=128, k=512 failed so). Without padding the
-    // copy folds away (512^3 code unchanged).
+    // corresponding iter bbArg"; m=100, n=128, k=512 failed so). When C is not padded
+    // the copy is dropped (copy_back_c).
     %tiled_nk, %loops_nk:2 = transform.structured.tile_using_for %matmul tile_sizes [0, %tn1, %tk1]
       : (!transform.any_op, !transform.param<i64>, !transform.param<i64>)
       -> (!transform.any_op, !transform.any_op, !transform.any_op)
@@ -144,6 +158,7 @@ module attributes {transform.with_named_sequence} {
         copy_back_op = "linalg.copy"
       } : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>)
         -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    transform.include @drop_copy_unless failures(propagate) (%copy1, %cpad) : (!transform.any_op, !transform.param<i64>) -> ()
     %padded1, %loop_m1 = transform.structured.tile_using_for %padded_nk tile_sizes [%tm1, 0, 0]
       : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op)
     // Fold the B slice the m1 tiling takes (the whole padded panel, an identity
@@ -262,6 +277,22 @@ module attributes {transform.with_named_sequence} {
         transform.match.param.cmpi eq %peel, %one : !transform.param<i64>
         %for = transform.cast %l2 : !transform.any_op to !transform.op<"scf.for">
         %main, %rest = transform.loop.peel %for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      }
+    }
+    transform.yield
+  }
+  // copy_back_c = 0: C is not padded, so the copy back is an identity on C. As a
+  // linalg.generic it is erased by canonicalization (upstream folds identity generics
+  // on tensors); a linalg.copy is not, and then bufferization copies C out and back.
+  transform.named_sequence @drop_copy_unless(%copy: !transform.any_op {transform.consumed},
+      %copied: !transform.param<i64> {transform.readonly}) {
+    %zero = transform.param.constant 0 : i64 -> !transform.param<i64>
+    transform.sequence %copy : !transform.any_op failures(suppress) {
+    ^bb0(%c: !transform.any_op):
+      transform.sequence %c : !transform.any_op failures(propagate) {
+      ^bb1(%c2: !transform.any_op):
+        transform.match.param.cmpi eq %copied, %zero : !transform.param<i64>
+        %generic = transform.structured.generalize %c2 : (!transform.any_op) -> !transform.any_op
       }
     }
     transform.yield
