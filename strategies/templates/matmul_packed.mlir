@@ -57,7 +57,7 @@ module attributes {transform.with_named_sequence} {
     // that the padded C tile must be copied back; when they do not (0), that copy is
     // an identity on C and is dropped. Kept, it made bufferization copy the whole C
     // tile out and back once per k tile whenever one n tile covers n: at 512^3 with
-    // tile_k1 = 256, two 1 MiB round trips, and the n-outer order measured 0.80x of
+    // tile_k1 = 256, two 1 MiB round trips, and the n-outer order measured 0.79x of
     // itself without them. Derived, like peel_m2.
     %cpad = transform.tune.knob<"copy_back_c"> = 0 from options = [0, 1] {mtune.derived} -> !transform.param<i64>
     // B stored transposed (matmul_transpose_b): a k2 of 4 or more makes B's packing a
