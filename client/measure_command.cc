@@ -1,5 +1,6 @@
 #include "client/measure_command.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -61,7 +62,11 @@ absl::StatusOr<MeasureOutcome> ResolveCandidate(const MeasureRequest& request) {
     }
     if (absl::Status s = space->Check(values); !s.ok()) {
       // Derived knobs the user did not name follow the ones they did (peel the
-      // last register tile when a named tile leaves one).
+      // last register tile when a named tile leaves one); a value that is not an
+      // option at all is reported as it is.
+      for (const strategies::KnobSpec& knob : space->knobs)
+        if (std::find(knob.options.begin(), knob.options.end(), values[knob.name]) == knob.options.end())
+          return s;
       std::set<std::string> named;
       for (const auto& [name, value] : request.knobs) named.insert(name);
       std::optional<strategies::KnobValues> solved = strategies::SolveDerivedKnobs(*space, values, named);

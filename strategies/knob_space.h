@@ -18,8 +18,8 @@
 // other family the knob has the single option V (a choice that does not apply there).
 // `mtune.derived` on a knob: its value is not a free choice but follows from the other
 // knobs through the constraints (e.g. "peel the last register tile" exactly when the
-// register tile does not divide the cache tile); the default repair solves it rather
-// than counting it as a changed knob (default_candidate.h).
+// register tile does not divide the cache tile); the default repair and `--knob`
+// overrides solve it rather than count it as a changed knob (default_candidate.h).
 // Alternatives (`transform.tune.alternatives`) are knobs whose options are their
 // region labels, taken from the op's `mtune.labels` array (else "0", "1", ...).
 //
