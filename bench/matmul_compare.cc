@@ -91,6 +91,8 @@ struct ShapeReport {
   // Median over rounds of each round's median, seconds per call; absent = not measured.
   std::map<std::string, double> median_s;
   std::map<std::string, std::vector<double>> round_medians_s;
+  // The same per-round medians keyed by round, for ratios paired within a round.
+  std::map<std::string, std::map<int, double>> by_round_s;
   std::vector<std::string> notes;
 };
 
@@ -336,9 +338,10 @@ void CollectTimes(const Flags& flags, const CollectingReporter& reporter, ShapeR
     for (int round = 0; round < flags.rounds; ++round) {
       const std::string name = BenchmarkName(report.size, round, impl);
       auto it = reporter.samples().find(name);
-      if (it != reporter.samples().end() && !it->second.empty())
+      if (it != reporter.samples().end() && !it->second.empty()) {
         round_medians.push_back(Median(it->second));
-      else if (auto err = reporter.errors().find(name); err != reporter.errors().end() && round == 0)
+        report.by_round_s[impl][round] = round_medians.back();
+      } else if (auto err = reporter.errors().find(name); err != reporter.errors().end() && round == 0)
         report.notes.push_back(absl::StrCat(impl, ": ", err->second));
     }
     if (round_medians.empty()) continue;
@@ -361,6 +364,23 @@ double MedianGflops(const ShapeReport& report, const std::string& impl) {
              : report.problem.Flops() / it->second / 1e9;
 }
 
+// How many times faster `impl` ran than `other`: the median over rounds of the ratio
+// of their times within each round (0 when no round timed both). The host's clock
+// and its neighbours' load drift over seconds, and both kernels of a round see
+// nearly the same machine, so a paired ratio is steadier than the ratio of the two
+// medians taken over different rounds.
+double PairedSpeedup(const ShapeReport& report, const std::string& impl,
+                     const std::string& other) {
+  auto a = report.by_round_s.find(impl), b = report.by_round_s.find(other);
+  if (a == report.by_round_s.end() || b == report.by_round_s.end()) return 0.0;
+  std::vector<double> ratios;
+  for (const auto& [round, seconds] : a->second) {
+    auto paired = b->second.find(round);
+    if (paired != b->second.end() && seconds > 0) ratios.push_back(paired->second / seconds);
+  }
+  return ratios.empty() ? 0.0 : Median(ratios);
+}
+
 void PrintTable(const std::vector<ShapeReport>& reports, double calibrated_peak_gflops,
                 const std::string& fma_isa, const Flags& flags, const std::string& cpu_name) {
   std::printf("\nmtune vs single-threaded sgemm libraries, f32, one pinned core (cpu %d, %s)\n",
@@ -368,8 +388,9 @@ void PrintTable(const std::vector<ShapeReport>& reports, double calibrated_peak_
   std::printf("FMA peak (%s): %%peak divides by the FMA loop timed in the same rounds (column "
               "'FMA pk'); the start-up calibration (best of 5 short runs) gave %.2f GFLOP/s\n",
               fma_isa.c_str(), calibrated_peak_gflops);
-  std::printf("each figure: median over %d interleaved rounds of the median of %d timed "
-              "repetitions (>= %.2f s each round)\n\n",
+  std::printf("GFLOP/s: median over %d interleaved rounds of the median of %d timed "
+              "repetitions (>= %.2f s each round); ratios and %%peak: median over rounds of "
+              "the ratio within each round\n\n",
               flags.rounds, kRepetitionsPerRound, flags.min_time_s);
   std::printf("%-6s %8s %6s %8s | %8s %6s | %8s %6s | %8s %6s | %s\n", "shape", "mtune", "%peak",
               "FMA pk", "oneDNN", "mt/dnn", "Eigen", "mt/eig", "OpenBLAS", "mt/obl", "best knobs");
@@ -378,15 +399,15 @@ void PrintTable(const std::vector<ShapeReport>& reports, double calibrated_peak_
   for (const ShapeReport& report : reports) {
     auto gflops = [&](const char* impl) { return MedianGflops(report, impl); };
     const double mt = gflops("mtune");
-    auto ratio = [&](double other) { return mt > 0 && other > 0 ? mt / other : 0.0; };
+    auto ratio = [&](const char* other) { return PairedSpeedup(report, "mtune", other); };
     const double dnn = gflops("onednn"), eig = gflops("eigen"), obl = gflops("openblas");
     const double peak = gflops(kFmaPeak);
     std::printf("%-6s %8s %6s %8s | %8s %6s | %8s %6s | %8s %6s | %s\n",
                 absl::StrCat(report.size, "^3").c_str(), Cell(mt, "%.2f").c_str(),
-                Cell(peak > 0 ? 100 * mt / peak : 0, "%.1f%%").c_str(), Cell(peak, "%.2f").c_str(),
-                Cell(dnn, "%.2f").c_str(), Cell(ratio(dnn), "%.2f").c_str(),
-                Cell(eig, "%.2f").c_str(), Cell(ratio(eig), "%.2f").c_str(),
-                Cell(obl, "%.2f").c_str(), Cell(ratio(obl), "%.2f").c_str(),
+                Cell(100 * ratio(kFmaPeak), "%.1f%%").c_str(), Cell(peak, "%.2f").c_str(),
+                Cell(dnn, "%.2f").c_str(), Cell(ratio("onednn"), "%.2f").c_str(),
+                Cell(eig, "%.2f").c_str(), Cell(ratio("eigen"), "%.2f").c_str(),
+                Cell(obl, "%.2f").c_str(), Cell(ratio("openblas"), "%.2f").c_str(),
                 report.best ? CompactKnobs(report.best->knobs).c_str() : "(no tuned kernel)");
   }
 
@@ -399,14 +420,14 @@ void PrintTable(const std::vector<ShapeReport>& reports, double calibrated_peak_
                 "/dnn", "/mtune", "knobs");
     for (const ShapeReport& report : reports) {
       auto gflops = [&](const std::string& impl) { return MedianGflops(report, impl); };
-      const double peak_gflops = gflops(kFmaPeak);
       for (size_t i = 0; i < report.variants.size(); ++i) {
-        const double v = gflops(VariantName(i)), dnn = gflops("onednn"), mt = gflops("mtune");
+        const std::string name = VariantName(i);
+        const double v = gflops(name);
         std::printf("%-6s %-9s %8s %6s %6s %6s | %s\n", absl::StrCat(report.size, "^3").c_str(),
-                    VariantName(i).c_str(), Cell(v, "%.2f").c_str(),
-                    Cell(peak_gflops > 0 ? 100 * v / peak_gflops : 0, "%.1f%%").c_str(),
-                    Cell(v > 0 && dnn > 0 ? v / dnn : 0, "%.2f").c_str(),
-                    Cell(v > 0 && mt > 0 ? v / mt : 0, "%.2f").c_str(),
+                    name.c_str(), Cell(v, "%.2f").c_str(),
+                    Cell(100 * PairedSpeedup(report, name, kFmaPeak), "%.1f%%").c_str(),
+                    Cell(PairedSpeedup(report, name, "onednn"), "%.2f").c_str(),
+                    Cell(PairedSpeedup(report, name, "mtune"), "%.2f").c_str(),
                     CompactKnobs(report.variants[i].knobs).c_str());
       }
     }
@@ -457,8 +478,8 @@ absl::Status WriteJson(const std::string& path, const std::vector<ShapeReport>& 
   root["cpu"] = flags.cpu;
   root["cpu_name"] = cpu_name;
   root["fma_isa"] = fma_isa;
-  // Best of 5 short runs at start-up; each shape's fma_peak implementation is the
-  // side-by-side median its mtune_fraction_of_peak divides by.
+  // Best of 5 short runs at start-up; each shape's fma_peak implementation is the FMA
+  // loop timed in the same rounds that its mtune_fraction_of_peak is paired with.
   root["calibrated_peak_gflops_f32"] = calibration.peak_gflops_f32();
   root["rounds"] = flags.rounds;
   root["repetitions_per_round"] = kRepetitionsPerRound;
@@ -479,11 +500,13 @@ absl::Status WriteJson(const std::string& path, const std::vector<ShapeReport>& 
     shape["implementations"] = impls;
     if (report.median_s.contains("mtune")) {
       const double mt = report.median_s.at("mtune");
-      if (const double peak = MedianGflops(report, kFmaPeak); peak > 0)
-        shape["mtune_fraction_of_peak"] = flops / mt / 1e9 / peak;
+      // Ratios are paired within rounds, as in the printed table.
+      if (const double fraction = PairedSpeedup(report, "mtune", kFmaPeak); fraction > 0)
+        shape["mtune_fraction_of_peak"] = fraction;
       shape["mtune_fraction_of_calibrated_peak"] = flops / mt / 1e9 / calibration.peak_gflops_f32();
-      for (const auto& [impl, seconds] : report.median_s)
-        if (impl != "mtune" && impl != kFmaPeak) shape["mtune_over_" + impl] = seconds / mt;
+      for (const auto& impl_seconds : report.median_s)
+        if (const std::string& impl = impl_seconds.first; impl != "mtune" && impl != kFmaPeak)
+          shape["mtune_over_" + impl] = PairedSpeedup(report, "mtune", impl);
     }
     if (report.best) {
       shape["best"] = {{"knobs", report.best->knobs},
