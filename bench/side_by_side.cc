@@ -19,6 +19,7 @@
 #include "nlohmann/json.hpp"
 #include "search/search.h"
 #include "search/space.h"
+#include "server/candidate_space.h"
 #include "strategies/default_candidate.h"
 #include "strategies/knob_space.h"
 #include "strategies/template_library.h"
@@ -96,21 +97,21 @@ absl::Status TuneProblem(const strategies::Problem& problem, const TuneOptions& 
   if (!tpl.ok()) return tpl.status();
   auto knobs = strategies::ExtractKnobSpace(tpl->text, problem);
   if (!knobs.ok()) return knobs.status();
-  search::Space space;
-  for (const strategies::KnobSpec& knob : knobs->knobs) space.knobs.push_back({knob.name, knob.options});
+  // Searched over the free knobs, as by the coordinator (derived ones are solved).
+  const server::CandidateSpace candidates(*knobs);
+  const search::Space& space = candidates.search_space();
 
   search::SearchOptions search_options;
   search_options.seed = options.seed;
   search_options.is_valid = [&](const search::Point& point) {
-    auto values = search::ValuesFromPoint(space, point);
-    return values.ok() && knobs->SatisfiesConstraints(*values);
+    return candidates.Complete(point).has_value();
   };
   // The template's default, or the valid candidate nearest to it, comes first: with
   // a budget of a few trials, starting from random points would often compare a
   // pathological kernel.
   std::optional<strategies::KnobValues> first = strategies::DefaultCandidate(*knobs);
   if (first) {
-    if (auto point = search::PointFromValues(space, *first); point.ok())
+    if (auto point = candidates.PointOf(*first); point.ok())
       search_options.seeds_first.push_back(*point);
   }
   auto algorithm = search::MakeSearch(options.search, space, search_options);
@@ -135,8 +136,8 @@ absl::Status TuneProblem(const strategies::Problem& problem, const TuneOptions& 
     std::vector<search::Point> points = (*algorithm)->Propose(1);
     if (points.empty()) break;  // the space is spent
     const auto start = Clock::now();
-    auto values = search::ValuesFromPoint(space, points[0]);
-    if (!values.ok()) return values.status();
+    std::optional<strategies::KnobValues> values = candidates.Complete(points[0]);
+    if (!values) return absl::InternalError("the search proposed a point that is_valid rejects");
     mtune::v1::Result result;
     mtune::v1::Task task;
     auto script = strategies::Instantiate(tpl->text, problem, *values);

@@ -24,12 +24,6 @@ constexpr double kLeaseGraceS = 15;
 // core busy; more would only starve other workers.
 constexpr uint32_t kMaxLeaseWindow = 8;
 
-search::Space ToSearchSpace(const strategies::KnobSpace& knobs) {
-  search::Space space;
-  for (const auto& k : knobs.knobs) space.knobs.push_back({k.name, k.options});
-  return space;
-}
-
 double UnixNow() { return absl::ToDoubleSeconds(absl::Now() - absl::UnixEpoch()); }
 
 // Problems of a gain-allocated job each get this many trials before gains compare.
@@ -191,8 +185,7 @@ absl::StatusOr<std::unique_ptr<Coordinator::JobRun>> Coordinator::PlanJob(
     run->problem = *problem;
     run->template_name = tpl->name;
     run->template_text = tpl->text;
-    run->knobs = *knobs;
-    run->space = ToSearchSpace(*knobs);
+    run->candidates = CandidateSpace(*knobs);
     run->budget = spec.trials();
 
     std::set<std::string> measured;
@@ -217,20 +210,18 @@ absl::StatusOr<std::unique_ptr<Coordinator::JobRun>> Coordinator::PlanJob(
                         created_unix);
     search::SearchOptions search_options;
     search_options.seed = spec.seed();
-    const strategies::KnobSpace* knob_space = &run->knobs;
-    const search::Space* space = &run->space;
+    const CandidateSpace* candidates = &run->candidates;
     const std::string template_name = tpl->name;
     // Constraint-violating and already-measured candidates never cost a compile.
-    search_options.is_valid = [knob_space, space, template_name,
-                               measured](const search::Point& point) {
-      auto values = search::ValuesFromPoint(*space, point);
-      if (!values.ok() || !knob_space->SatisfiesConstraints(*values)) return false;
+    search_options.is_valid = [candidates, template_name, measured](const search::Point& point) {
+      std::optional<strategies::KnobValues> values = candidates->Complete(point);
+      if (!values) return false;
       return measured.empty() ||
              !measured.contains(strategies::MakeCandidate(template_name, *values).hash());
     };
     // The template's default (or the valid candidate nearest to it) is tried first.
     if (auto defaults = strategies::DefaultCandidate(*knobs)) {
-      if (auto point = search::PointFromValues(run->space, *defaults); point.ok())
+      if (auto point = run->candidates.PointOf(*defaults); point.ok())
         search_options.seeds_first.push_back(*point);
     }
     if (spec.warm_start()) {
@@ -240,11 +231,12 @@ absl::StatusOr<std::unique_ptr<Coordinator::JobRun>> Coordinator::PlanJob(
     }
     // The model learns from problem-aware features (tile footprints, intensity).
     const strategies::Problem* problem_ptr = &run->problem;
-    search_options.features = [problem_ptr, space](const search::Point& point) {
-      auto values = search::ValuesFromPoint(*space, point);
-      return values.ok() ? strategies::CandidateFeatures(*problem_ptr, *values) : std::vector<double>{};
+    search_options.features = [problem_ptr, candidates](const search::Point& point) {
+      std::optional<strategies::KnobValues> values = candidates->Complete(point);
+      return values ? strategies::CandidateFeatures(*problem_ptr, *values) : std::vector<double>{};
     };
-    auto algorithm = search::MakeSearch(spec.search(), run->space, search_options);
+    auto algorithm =
+        search::MakeSearch(spec.search(), run->candidates.search_space(), search_options);
     if (!algorithm.ok()) return algorithm.status();
     run->search = std::move(*algorithm);
     run->instantiator.emplace(*std::move(instantiator));
@@ -284,7 +276,7 @@ std::vector<search::Point> Coordinator::WarmStartSeeds(const ProblemRun& run) co
       if (trial.result().status() != mtune::v1::RESULT_STATUS_OK ||
           trial.candidate().template_name() != run.template_name)
         continue;
-      auto point = Snap(run.space, strategies::ValuesOf(trial.candidate()));
+      auto point = Snap(run.candidates.search_space(), strategies::ValuesOf(trial.candidate()));
       if (!point || std::find(seeds.begin(), seeds.end(), *point) != seeds.end()) continue;
       seeds.push_back(*point);
       ++taken;
@@ -327,7 +319,7 @@ absl::StatusOr<mtune::v1::Job> Coordinator::SubmitJob(const mtune::v1::JobSpec& 
   mtune::v1::JobSpec canonical = spec;
   canonical.clear_problems();
   for (const auto& run : (*planned)->problems) {
-    uint64_t size = run->knobs.Size();
+    uint64_t size = search::SpaceSize(run->candidates.search_space());
     // Planned per problem is the nominal share, also when the job shares its trials.
     problems.emplace_back(run->problem.Key(),
                           static_cast<uint32_t>(std::min<uint64_t>(spec.trials(), size)));
@@ -488,7 +480,15 @@ bool Coordinator::ProposeOneLocked(JobRun& job, ProblemRun& run) {
     run.exhausted = true;
     return false;
   }
-  auto values = search::ValuesFromPoint(run.space, points[0]);
+  // The point names the free knobs; the candidate adds its derived ones. Searches
+  // propose only points that is_valid accepted, so a point without a valid
+  // completion is not expected; should one come, it is stored as invalid.
+  std::optional<strategies::KnobValues> values = run.candidates.Complete(points[0]);
+  const bool completed = values.has_value();
+  if (!completed) {
+    auto free_values = search::ValuesFromPoint(run.candidates.search_space(), points[0]);
+    values = free_values.ok() ? *std::move(free_values) : strategies::KnobValues{};
+  }
   mtune::v1::Task task;
   task.set_task_id(next_task_id_++);
   task.set_job_id(job.id);
@@ -497,11 +497,13 @@ bool Coordinator::ProposeOneLocked(JobRun& job, ProblemRun& run) {
   task.set_time_limit_s(options_.task_time_limit_s);
   task.set_min_measure_s(options_.min_measure_s);
   ++run.proposed;
-  auto script = options_.test_instantiate
-                    ? options_.test_instantiate(task.problem(), *values)
-                : run.instantiator
-                    ? run.instantiator->Instantiate(*values)
-                    : strategies::Instantiate(run.template_text, run.problem, *values);
+  absl::StatusOr<std::string> script =
+      !completed ? absl::InvalidArgumentError(
+                       "the search proposed knob values that no choice of the template's "
+                       "derived knobs (mtune.derived) makes satisfy its constraints")
+      : options_.test_instantiate ? options_.test_instantiate(task.problem(), *values)
+      : run.instantiator          ? run.instantiator->Instantiate(*values)
+                                  : strategies::Instantiate(run.template_text, run.problem, *values);
   if (!script.ok()) {
     // Stored as a failed trial without bothering a worker, against the
     // coordinator's own target since no worker ran it.

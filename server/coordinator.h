@@ -22,6 +22,7 @@
 #include "proto/mtune.pb.h"
 #include "search/budget.h"
 #include "search/search.h"
+#include "server/candidate_space.h"
 #include "strategies/knob_space.h"
 #include "strategies/problem.h"
 
@@ -151,9 +152,9 @@ class Coordinator {
     strategies::Problem problem;
     std::string template_name;
     std::string template_text;
-    strategies::KnobSpace knobs;
+    // The template's knobs; the search proposes over its free ones.
+    CandidateSpace candidates;
     std::optional<strategies::TemplateInstantiator> instantiator;
-    search::Space space;
     std::unique_ptr<search::SearchAlgorithm> search;
     uint32_t budget = 0;       // trials to run in this coordinator's lifetime
     uint32_t proposed = 0;     // tasks made (queued, leased or done)

@@ -61,6 +61,11 @@ struct Change {
 
 std::optional<KnobValues> SolveDerivedKnobs(const KnobSpace& space, KnobValues values,
                                             const std::set<std::string>& keep) {
+  // A search chooses only the free knobs: derived ones it leaves out start from
+  // their first option, so that a constraint that ignores them still sees a value.
+  for (const KnobSpec& knob : space.knobs)
+    if (knob.derived && !knob.options.empty() && !values.contains(knob.name))
+      values[knob.name] = knob.options.front();
   if (space.SatisfiesConstraints(values)) return values;
   std::vector<const KnobSpec*> derived;
   for (const KnobSpec& knob : space.knobs)

@@ -18,7 +18,8 @@ namespace mtune::strategies {
 // `values` with its derived knobs (`mtune.derived`, except those named in `keep`)
 // set so that the constraints hold: the values as given when they hold, else the
 // first combination of the derived knobs' options that does (in option order).
-// nullopt when none does (or there are over 256 combinations).
+// Derived knobs absent from `values` are added (a search point names only the free
+// knobs). nullopt when none does (or there are over 256 combinations).
 std::optional<KnobValues> SolveDerivedKnobs(const KnobSpace& space, KnobValues values,
                                             const std::set<std::string>& keep = {});
 

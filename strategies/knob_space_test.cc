@@ -233,6 +233,11 @@ TEST(DefaultCandidate, SolvesDerivedKnobsWithoutCountingThemAsChanges) {
   auto even_space = ExtractKnobSpace(text, *even);
   ASSERT_TRUE(even_space.ok()) << even_space.status();
   EXPECT_EQ(DefaultCandidate(*even_space), (KnobValues{{"t", "64"}, {"flag", "0"}}));
+  // A search point names only the free knobs: the flag is added, following the tile.
+  EXPECT_EQ(SolveDerivedKnobs(*space, {{"t", "32"}}), (KnobValues{{"t", "32"}, {"flag", "0"}}));
+  EXPECT_EQ(SolveDerivedKnobs(*space, {{"t", "64"}}), (KnobValues{{"t", "64"}, {"flag", "1"}}));
+  // Kept (named by the user) and wrong: no solution.
+  EXPECT_EQ(SolveDerivedKnobs(*space, {{"t", "64"}, {"flag", "0"}}, {"flag"}), std::nullopt);
 }
 
 TEST(DefaultCandidate, RepairsUpToThreeKnobsButGivesUpOnHugeSpaces) {
