@@ -35,6 +35,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
 #include "bench/baselines.h"
+#include "bench/l1_micro_kernel.h"
 #include "bench/side_by_side.h"
 #include "client/measure_command.h"
 #include "benchmark/benchmark.h"
@@ -74,8 +75,12 @@ struct Flags {
 // What the side-by-side compares, in the order each round runs them (then the
 // --variant kernels). "fma_peak" is the calibration's FMA loop doing the shape's FLOP
 // count: the %peak columns divide by its median, measured in the same rounds.
-constexpr const char* kImplementations[] = {"mtune", "onednn", "eigen", "openblas", "fma_peak"};
+constexpr const char* kImplementations[] = {"mtune", "onednn", "eigen", "openblas", "fma_peak",
+                                            "l1_ukernel"};
 constexpr const char* kFmaPeak = "fma_peak";
+// The yardstick of bench/l1_micro_kernel.h: an 8 x 32 register-tile loop on L1-resident
+// operands, doing the shape's FLOP count.
+constexpr const char* kL1MicroKernel = "l1_ukernel";
 
 // Timed repetitions per (round, implementation); their median is the round's figure.
 constexpr int kRepetitionsPerRound = 3;
@@ -204,6 +209,7 @@ struct ShapeFixture {
   std::unique_ptr<worker::AlignedBuffer> baseline_c;
   std::unique_ptr<worker::JitKernel> kernel;
   worker::FmaLoop fma_loop;
+  L1MicroKernelLoop l1_micro_kernel;
   // One per --variant (null: did not compile or gave a wrong result).
   std::vector<std::unique_ptr<worker::JitKernel>> variant_kernels;
   worker::MemRef2D a, b, c;
@@ -290,6 +296,13 @@ absl::Status RegisterShape(const Flags& flags, ShapeReport& report, ShapeFixture
       benchmark::internal::Benchmark* registered = nullptr;
       if (impl == kFmaPeak) {
         worker::FmaLoop* loop = &fixture.fma_loop;
+        const double flops = report.problem.Flops();
+        registered = benchmark::RegisterBenchmark(name.c_str(), [loop, flops](benchmark::State& state) {
+          for (auto _ : state) loop->Run(flops);
+        });
+      } else if (impl == kL1MicroKernel) {
+        L1MicroKernelLoop* loop = &fixture.l1_micro_kernel;
+        if (!loop->available()) continue;
         const double flops = report.problem.Flops();
         registered = benchmark::RegisterBenchmark(name.c_str(), [loop, flops](benchmark::State& state) {
           for (auto _ : state) loop->Run(flops);
@@ -409,6 +422,24 @@ void PrintTable(const std::vector<ShapeReport>& reports, double calibrated_peak_
                 Cell(eig, "%.2f").c_str(), Cell(ratio("eigen"), "%.2f").c_str(),
                 Cell(obl, "%.2f").c_str(), Cell(ratio("openblas"), "%.2f").c_str(),
                 report.best ? CompactKnobs(report.best->knobs).c_str() : "(no tuned kernel)");
+  }
+
+  bool any_yardstick = false;
+  for (const ShapeReport& report : reports) any_yardstick |= report.median_s.contains(kL1MicroKernel);
+  if (any_yardstick) {
+    std::printf("\nyardstick: an 8x32 AVX-512 register-tile loop on L1-resident operands "
+                "(bench/l1_micro_kernel.h), timed in the same rounds: what a matmul reaches "
+                "when nothing outside its innermost loop costs anything\n");
+    std::printf("%-6s %8s %12s %12s %12s\n", "shape", "GFLOP/s", "%FMA peak", "mtune/it",
+                "oneDNN/it");
+    for (const ShapeReport& report : reports) {
+      if (!report.median_s.contains(kL1MicroKernel)) continue;
+      std::printf("%-6s %8s %12s %12s %12s\n", absl::StrCat(report.size, "^3").c_str(),
+                  Cell(MedianGflops(report, kL1MicroKernel), "%.2f").c_str(),
+                  Cell(100 * PairedSpeedup(report, kL1MicroKernel, kFmaPeak), "%.1f%%").c_str(),
+                  Cell(PairedSpeedup(report, "mtune", kL1MicroKernel), "%.2f").c_str(),
+                  Cell(PairedSpeedup(report, "onednn", kL1MicroKernel), "%.2f").c_str());
+    }
   }
 
   bool any_variants = false;
