@@ -75,6 +75,7 @@ struct ImplState {
   double scaled_error = 0;  // of the verification run
   double median_s = 0;      // median over rounds; 0 = not timed
   std::vector<double> round_medians_s;
+  std::map<int, double> by_round_s;  // the same per-round medians, keyed by round
 };
 
 struct ProblemReport {
@@ -91,6 +92,9 @@ struct ProblemReport {
   double copy_gbps_at_footprint = 0;
   // Compute-bound rows: the FMA peak timed in this row's rounds, GFLOP/s (0: not timed).
   double fma_peak_gflops = 0;
+  // Per-round medians of the yardstick loops (seconds), for ratios paired by round.
+  std::map<int, double> fma_by_round_s, copy_by_round_s;
+  double copy_bytes = 0;  // what one run of the copy loop moves
 };
 
 // Everything the timing loops of one problem touch.
@@ -291,27 +295,78 @@ void TimeProblem(const Flags& flags, ProblemReport& report, Fixture& fx) {
   benchmark::ClearRegisteredBenchmarks();
   for (const char* impl : TimedNames(report)) {
     std::vector<double> round_medians_s;
+    std::map<int, double> by_round_s;
     for (int round = 0; round < flags.rounds; ++round) {
       const std::string name = BenchmarkName(report, round, impl);
-      if (auto it = reporter.samples().find(name); it != reporter.samples().end() && !it->second.empty())
+      if (auto it = reporter.samples().find(name); it != reporter.samples().end() && !it->second.empty()) {
         round_medians_s.push_back(Median(it->second));
-      else if (auto err = reporter.errors().find(name); err != reporter.errors().end() &&
+        by_round_s[round] = round_medians_s.back();
+      } else if (auto err = reporter.errors().find(name); err != reporter.errors().end() &&
                                                         report.impls.contains(impl))
         report.impls[impl] = {"error", err->second};
     }
     if (round_medians_s.empty()) continue;
     if (std::string(impl) == kFmaPeak) {
       report.fma_peak_gflops = report.problem.Flops() / Median(round_medians_s) / 1e9;
+      report.fma_by_round_s = std::move(by_round_s);
       continue;
     }
     if (std::string(impl) == kCopy) {
       report.copy_gbps_at_footprint = fx.copy_loop->bytes() / Median(round_medians_s) / 1e9;
+      report.copy_by_round_s = std::move(by_round_s);
+      report.copy_bytes = fx.copy_loop->bytes();
       continue;
     }
     ImplState& state = report.impls[impl];
     state.median_s = Median(round_medians_s);
     state.round_medians_s = std::move(round_medians_s);
+    state.by_round_s = std::move(by_round_s);
   }
+}
+
+// The median over rounds of other's time over mine within each round: how many times
+// faster `mine` ran, paired by round (0 when no round timed both). The host's clock
+// drifts between rounds; within a round both see nearly the same machine.
+double PairedSpeedup(const std::map<int, double>& mine, const std::map<int, double>& other) {
+  std::vector<double> ratios;
+  for (const auto& [round, seconds] : mine) {
+    auto paired = other.find(round);
+    if (paired != other.end() && seconds > 0) ratios.push_back(paired->second / seconds);
+  }
+  return ratios.empty() ? 0.0 : Median(ratios);
+}
+
+const std::map<int, double>& RoundsOf(const ProblemReport& r, const std::string& impl) {
+  static const std::map<int, double> kNone;
+  auto it = r.impls.find(impl);
+  return it == r.impls.end() || it->second.median_s <= 0 ? kNone : it->second.by_round_s;
+}
+
+// mtune's speed over `impl`'s, paired by round.
+double MtuneOver(const ProblemReport& r, const std::string& impl) {
+  return PairedSpeedup(RoundsOf(r, "mtune"), RoundsOf(r, impl));
+}
+
+// mtune's GFLOP/s over the FMA loop's in the same rounds (compute-bound rows). The
+// loop did the row's FLOPs (twice as many f32 ones for f64 rows), so the time ratio
+// is the fraction.
+double MtuneFractionOfPeak(const ProblemReport& r) {
+  return PairedSpeedup(RoundsOf(r, "mtune"), r.fma_by_round_s);
+}
+
+// mtune's GB/s of compulsory bytes over the copy loop's GB/s at the row's footprint,
+// paired by round.
+double MtuneOverCopy(const ProblemReport& r) {
+  if (r.copy_bytes <= 0) return 0;
+  return PairedSpeedup(RoundsOf(r, "mtune"), r.copy_by_round_s) * r.problem.CompulsoryBytes() /
+         r.copy_bytes;
+}
+
+// mtune's %roof: for a GB/s row whose roof is the copy timed beside it, paired by
+// round; otherwise its figure over the roofline bound.
+double MtuneFractionOfRoofline(const ProblemReport& r) {
+  if (BandwidthBound(r.problem.family) && r.copy_gbps_at_footprint > 0) return MtuneOverCopy(r);
+  return FractionOfRoofline(r, Figure(r, "mtune"));
 }
 
 // --- output -------------------------------------------------------------------
@@ -332,12 +387,11 @@ std::string FigureCell(const ProblemReport& r, const std::string& impl) {
 constexpr const char* kRowFormat = "%-26s %-40s %-7s %11s %11s %11s %7s %7s %6s %5s %8s %8s\n";
 
 void PrintRow(const ProblemReport& r) {
-  const double mt = Figure(r, "mtune"), dnn = Figure(r, "onednn"), eig = Figure(r, "eigen");
-  auto ratio = [&](double other) { return mt > 0 && other > 0 ? mt / other : 0.0; };
-  const double fraction = FractionOfRoofline(r, mt);
+  const double fraction = MtuneFractionOfRoofline(r);
   std::printf(kRowFormat, r.problem.family.c_str(), ShortShape(r.problem).c_str(), Unit(r).c_str(),
               FigureCell(r, "mtune").c_str(), FigureCell(r, "onednn").c_str(),
-              FigureCell(r, "eigen").c_str(), Cell(ratio(dnn)).c_str(), Cell(ratio(eig)).c_str(),
+              FigureCell(r, "eigen").c_str(), Cell(MtuneOver(r, "onednn")).c_str(),
+              Cell(MtuneOver(r, "eigen")).c_str(),
               Cell(100 * fraction, "%.1f%%").c_str(), r.roof.level.c_str(),
               Cell(r.fma_peak_gflops).c_str(), Cell(r.copy_gbps_at_footprint).c_str());
 }
@@ -349,9 +403,9 @@ void PrintGeomean(const std::string& family, const std::vector<const ProblemRepo
     mt.push_back(m);
     dnn.push_back(d);
     eig.push_back(e);
-    if (m > 0 && d > 0) mt_dnn.push_back(m / d);
-    if (m > 0 && e > 0) mt_eig.push_back(m / e);
-    fraction.push_back(FractionOfRoofline(*r, m));
+    if (const double ratio = MtuneOver(*r, "onednn"); ratio > 0) mt_dnn.push_back(ratio);
+    if (const double ratio = MtuneOver(*r, "eigen"); ratio > 0) mt_eig.push_back(ratio);
+    fraction.push_back(MtuneFractionOfRoofline(*r));
   }
   std::printf(kRowFormat, family.c_str(), absl::StrCat("geomean of ", rows.size()).c_str(), Unit(*rows.front()).c_str(),
               Cell(Geomean(mt)).c_str(), Cell(Geomean(dnn)).c_str(), Cell(Geomean(eig)).c_str(),
@@ -366,9 +420,11 @@ std::vector<GoalRow> GoalRows(const std::vector<ProblemReport>& reports) {
     row.problem = r.problem;
     row.mtune = Figure(r, "mtune");
     row.onednn = Figure(r, "onednn");
-    row.fraction_of_roofline = FractionOfRoofline(r, row.mtune);
+    row.fraction_of_roofline = MtuneFractionOfRoofline(r);
     row.copy_gbps_at_footprint = r.copy_gbps_at_footprint;
-    row.fraction_of_peak = r.fma_peak_gflops > 0 ? row.mtune / r.fma_peak_gflops : 0.0;
+    row.mtune_over_onednn = MtuneOver(r, "onednn");
+    row.fraction_of_peak = MtuneFractionOfPeak(r);
+    row.mtune_over_copy = MtuneOverCopy(r);
     rows.push_back(row);
   }
   return rows;
@@ -389,7 +445,8 @@ void PrintReport(const Flags& flags, const std::vector<ProblemReport>& reports,
                   : flags.knobs.empty() ? "template default (--trials 0)"
                                        : "template default with --knob overrides (--trials 0)");
   std::printf("each figure: median over %d interleaved rounds of the median of %d timed "
-              "repetitions (>= %.2f s per round); GB/s = compulsory bytes\n\n",
+              "repetitions (>= %.2f s per round); GB/s = compulsory bytes; mt/dnn, mt/eig and "
+              "the goals' ratios: median over rounds of the ratio within each round\n\n",
               flags.rounds, kRepetitionsPerRound, flags.min_time_s);
   std::printf(kRowFormat, "family", "shape", "unit", "mtune", "oneDNN", "Eigen", "mt/dnn", "mt/eig",
               "%roof", "level", "FMA pk", "copy@fp");
@@ -405,7 +462,8 @@ void PrintReport(const Flags& flags, const std::vector<ProblemReport>& reports,
   }
   std::printf("\n%%roof: mtune over the FMA peak (GFLOP/s rows, FMA pk) or over the copy "
               "bandwidth at the row's own footprint, in the level it fits (GB/s rows, copy@fp), "
-              "both timed in the row's rounds; copy@fp is the transpose goal's yardstick too\n");
+              "both timed in the row's rounds (GB/s rows: paired by round); copy@fp is the "
+              "transpose goal's yardstick too\n");
 
   std::printf("\ngoals (issue 3, figures to reach):\n");
   for (const GoalLine& goal : EvaluateGoals(GoalRows(reports)))
@@ -466,9 +524,9 @@ absl::Status WriteJson(const Flags& flags, const std::vector<ProblemReport>& rep
       impls[name] = impl;
     }
     row["implementations"] = impls;
-    const double mt = Figure(r, "mtune");
+    // Ratios paired by round, as in the printed table.
     for (const char* other : {"onednn", "eigen"})
-      if (mt > 0 && Figure(r, other) > 0) row[std::string("mtune_over_") + other] = mt / Figure(r, other);
+      if (const double ratio = MtuneOver(r, other); ratio > 0) row[std::string("mtune_over_") + other] = ratio;
     if (r.best) row["best"] = {{"knobs", r.best->knobs}, {"origin", r.best->origin},
                                {"tuned_gflops", r.best->tuned_gflops}};
     if (r.tuned)

@@ -55,7 +55,12 @@ TEST(FamilySuite, GoalsSayMetNotMetAndMissing) {
   auto matmul = strategies::ParseProblemKey("matmul:m=512,n=512,k=512:f32");
   auto copy = strategies::ParseProblemKey("copy_2d:m=8,n=8:f32");
   ASSERT_TRUE(matmul.ok() && copy.ok());
-  std::vector<GoalRow> rows = {{*matmul, 90, 100, 0.9, 0.9}, {*copy, 0, 10, 0, 0}};
+  // The goals read the ratios paired by round (mtune_over_onednn, ...), not the
+  // ratio of the two medians (mtune / onednn).
+  std::vector<GoalRow> rows = {{.problem = *matmul, .mtune = 90, .onednn = 100,
+                                .fraction_of_roofline = 0.9, .fraction_of_peak = 0.9,
+                                .mtune_over_onednn = 0.9},
+                               {.problem = *copy, .onednn = 10}};
   std::vector<GoalLine> goals = EvaluateGoals(rows);
   ASSERT_EQ(goals.size(), 6u);
   EXPECT_EQ(goals[0].verdict, "NOT met");  // 0.9x oneDNN
@@ -71,16 +76,17 @@ TEST(FamilySuite, GoalsSayMetNotMetAndMissing) {
   auto conv_a = strategies::ParseProblemKey("conv_1d_nwc_wcf:n=1,w=34,c=8,kw=3,f=16,sw=1,dw=1:f32");
   auto conv_b = strategies::ParseProblemKey("conv_1d_nwc_wcf:n=1,w=35,c=8,kw=3,f=16,sw=2,dw=1:f32");
   ASSERT_TRUE(conv_a.ok() && conv_b.ok());
-  const GoalLine conv = EvaluateGoals({{*conv_a, 120, 3}, {*conv_b, 86, 100}})[2];
+  const GoalLine conv = EvaluateGoals({{.problem = *conv_a, .mtune_over_onednn = 40},
+                                       {.problem = *conv_b, .mtune_over_onednn = 0.86}})[2];
   EXPECT_EQ(conv.verdict, "met");
   EXPECT_THAT(conv.detail, HasSubstr("from 0.86 (conv_1d_nwc_wcf w=35 c=8 kw=3 f=16 sw=2) to 40.00"));
 
   auto transpose = strategies::ParseProblemKey("transpose_2d:m=8,n=8:f32");
   ASSERT_TRUE(transpose.ok());
-  GoalRow fast{*transpose, 7, 5, 0.1, 0};
-  fast.copy_gbps_at_footprint = 10;  // 7 / 10 >= 0.6 whatever the level's roofline says
+  GoalRow fast{.problem = *transpose, .mtune = 7, .onednn = 5, .fraction_of_roofline = 0.1};
+  fast.mtune_over_copy = 0.7;  // >= 0.6 whatever the level's roofline says
   EXPECT_EQ(EvaluateGoals({fast})[5].verdict, "met");
-  fast.mtune = 5;
+  fast.mtune_over_copy = 0.5;
   EXPECT_EQ(EvaluateGoals({fast})[5].verdict, "NOT met");
 }
 

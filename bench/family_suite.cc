@@ -212,7 +212,7 @@ std::vector<GoalLine> EvaluateGoals(const std::vector<GoalRow>& rows) {
   lines.push_back(Evaluate(
       "matmul (3 layouts): geomean mtune/oneDNN >= 1.0", rows,
       [](const GoalRow& r) { return IsMatmulFamily(r.problem.family); },
-      [](const GoalRow& r) { return r.mtune > 0 && r.onednn > 0 ? r.mtune / r.onednn : 0.0; },
+      [](const GoalRow& r) { return r.mtune_over_onednn; },
       1.0, /*geomean=*/true));
   lines.push_back(Evaluate(
       "matmul 512^3 and 1024^3: >= 0.85 of the measured FMA peak", rows,
@@ -225,7 +225,7 @@ std::vector<GoalLine> EvaluateGoals(const std::vector<GoalRow>& rows) {
   lines.push_back(Evaluate(
       "conv 1-D/2-D NHWC: geomean mtune/oneDNN >= 0.9", rows,
       [](const GoalRow& r) { return IsConvFamily(r.problem.family); },
-      [](const GoalRow& r) { return r.mtune > 0 && r.onednn > 0 ? r.mtune / r.onednn : 0.0; },
+      [](const GoalRow& r) { return r.mtune_over_onednn; },
       0.9, true));
   lines.push_back(Evaluate(
       "conv stride 1: >= 0.8 of the measured FMA peak", rows,
@@ -243,9 +243,7 @@ std::vector<GoalLine> EvaluateGoals(const std::vector<GoalRow>& rows) {
   lines.push_back(Evaluate(
       "transpose: >= 0.6x copy bandwidth at the same footprint", rows,
       [](const GoalRow& r) { return r.problem.family == "transpose_2d"; },
-      [](const GoalRow& r) {
-        return r.copy_gbps_at_footprint > 0 ? r.mtune / r.copy_gbps_at_footprint : 0.0;
-      },
+      [](const GoalRow& r) { return r.mtune_over_copy; },
       0.6, false));
   return lines;
 }

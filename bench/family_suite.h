@@ -41,6 +41,12 @@ struct GoalRow {
   double fraction_of_peak = 0;      // mtune's GFLOP/s / FMA peak timed beside it (compute-bound rows)
   // Copy bandwidth measured in the same run at this problem's footprint (GB/s rows).
   double copy_gbps_at_footprint = 0;
+  // The ratios the goals compare, each paired within the rounds that timed both
+  // sides (the median over rounds of the ratio inside each round): mtune over
+  // oneDNN, and mtune's GB/s over the copy loop's at this footprint (GB/s rows).
+  // fraction_of_peak is paired the same way.
+  double mtune_over_onednn = 0;
+  double mtune_over_copy = 0;
 };
 
 // One line of the "Figures to reach".
