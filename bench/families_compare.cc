@@ -324,18 +324,6 @@ void TimeProblem(const Flags& flags, ProblemReport& report, Fixture& fx) {
   }
 }
 
-// The median over rounds of other's time over mine within each round: how many times
-// faster `mine` ran, paired by round (0 when no round timed both). The host's clock
-// drifts between rounds; within a round both see nearly the same machine.
-double PairedSpeedup(const std::map<int, double>& mine, const std::map<int, double>& other) {
-  std::vector<double> ratios;
-  for (const auto& [round, seconds] : mine) {
-    auto paired = other.find(round);
-    if (paired != other.end() && seconds > 0) ratios.push_back(paired->second / seconds);
-  }
-  return ratios.empty() ? 0.0 : Median(ratios);
-}
-
 const std::map<int, double>& RoundsOf(const ProblemReport& r, const std::string& impl) {
   static const std::map<int, double> kNone;
   auto it = r.impls.find(impl);

@@ -377,21 +377,13 @@ double MedianGflops(const ShapeReport& report, const std::string& impl) {
              : report.problem.Flops() / it->second / 1e9;
 }
 
-// How many times faster `impl` ran than `other`: the median over rounds of the ratio
-// of their times within each round (0 when no round timed both). The host's clock
-// and its neighbours' load drift over seconds, and both kernels of a round see
-// nearly the same machine, so a paired ratio is steadier than the ratio of the two
-// medians taken over different rounds.
+// How many times faster `impl` ran than `other`, paired by round (see PairedSpeedup
+// in bench/side_by_side.h); 0 when either was not timed.
 double PairedSpeedup(const ShapeReport& report, const std::string& impl,
                      const std::string& other) {
   auto a = report.by_round_s.find(impl), b = report.by_round_s.find(other);
   if (a == report.by_round_s.end() || b == report.by_round_s.end()) return 0.0;
-  std::vector<double> ratios;
-  for (const auto& [round, seconds] : a->second) {
-    auto paired = b->second.find(round);
-    if (paired != b->second.end() && seconds > 0) ratios.push_back(paired->second / seconds);
-  }
-  return ratios.empty() ? 0.0 : Median(ratios);
+  return mtune::bench::PairedSpeedup(a->second, b->second);
 }
 
 void PrintTable(const std::vector<ShapeReport>& reports, double calibrated_peak_gflops,

@@ -53,6 +53,15 @@ double Median(std::vector<double> values) {
   return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
 }
 
+double PairedSpeedup(const std::map<int, double>& mine, const std::map<int, double>& other) {
+  std::vector<double> ratios;
+  for (const auto& [round, seconds] : mine) {
+    auto paired = other.find(round);
+    if (paired != other.end() && seconds > 0) ratios.push_back(paired->second / seconds);
+  }
+  return Median(std::move(ratios));
+}
+
 double Percentile(std::vector<double> values, double q) {
   if (values.empty()) return 0;
   std::sort(values.begin(), values.end());

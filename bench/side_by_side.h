@@ -28,6 +28,12 @@ double Median(std::vector<double> values);
 double Percentile(std::vector<double> values, double q);
 // Geometric mean of the positive values; 0 when there are none.
 double Geomean(const std::vector<double>& values);
+// How many times faster `mine` ran than `other`, from their per-round times (seconds,
+// keyed by round): the median over the rounds that timed both of other's time over
+// mine; 0 when none did. The host's clock drifts between rounds, and within a round
+// both see nearly the same machine, so a ratio paired by round is steadier than the
+// ratio of two medians taken over different rounds.
+double PairedSpeedup(const std::map<int, double>& mine, const std::map<int, double>& other);
 
 // "ok", "wrong_result", ... for a result status.
 std::string StatusName(mtune::v1::ResultStatus status);
