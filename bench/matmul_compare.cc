@@ -74,7 +74,8 @@ struct Flags {
 
 // What the side-by-side compares, in the order each round runs them (then the
 // --variant kernels). "fma_peak" is the calibration's FMA loop doing the shape's FLOP
-// count: the %peak columns divide by its median, measured in the same rounds.
+// count, timed in the same rounds: the %peak columns are paired with it by round.
+// "l1_ukernel" is the yardstick of bench/l1_micro_kernel.h (not timed without AVX-512).
 constexpr const char* kImplementations[] = {"mtune", "onednn", "eigen", "openblas", "fma_peak",
                                             "l1_ukernel"};
 constexpr const char* kFmaPeak = "fma_peak";
