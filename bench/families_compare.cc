@@ -74,8 +74,7 @@ struct ImplState {
   std::string detail;       // why, or how it computes
   double scaled_error = 0;  // of the verification run
   double median_s = 0;      // median over rounds; 0 = not timed
-  std::vector<double> round_medians_s;
-  std::map<int, double> by_round_s;  // the same per-round medians, keyed by round
+  std::map<int, double> by_round_s;  // each round's median, keyed by round
 };
 
 struct ProblemReport {
@@ -319,7 +318,6 @@ void TimeProblem(const Flags& flags, ProblemReport& report, Fixture& fx) {
     }
     ImplState& state = report.impls[impl];
     state.median_s = Median(round_medians_s);
-    state.round_medians_s = std::move(round_medians_s);
     state.by_round_s = std::move(by_round_s);
   }
 }
@@ -506,7 +504,7 @@ absl::Status WriteJson(const Flags& flags, const std::vector<ProblemReport>& rep
       if (figure > 0) {
         impl["median_s"] = s.median_s;
         impl["figure"] = figure;
-        impl["round_medians_s"] = s.round_medians_s;
+        impl["round_medians_s"] = InRoundOrder(s.by_round_s);
         impl["fraction_of_roofline"] = FractionOfRoofline(r, figure);
       }
       impls[name] = impl;

@@ -96,8 +96,7 @@ struct ShapeReport {
   TuningStats tuning;
   // Median over rounds of each round's median, seconds per call; absent = not measured.
   std::map<std::string, double> median_s;
-  std::map<std::string, std::vector<double>> round_medians_s;
-  // The same per-round medians keyed by round, for ratios paired within a round.
+  // Each round's median, seconds per call, keyed by round (ratios are paired by round).
   std::map<std::string, std::map<int, double>> by_round_s;
   std::vector<std::string> notes;
 };
@@ -360,7 +359,6 @@ void CollectTimes(const Flags& flags, const CollectingReporter& reporter, ShapeR
     }
     if (round_medians.empty()) continue;
     report.median_s[impl] = Median(round_medians);
-    report.round_medians_s[impl] = round_medians;
   }
 }
 
@@ -519,7 +517,7 @@ absl::Status WriteJson(const std::string& path, const std::vector<ShapeReport>& 
     for (const auto& [impl, seconds] : report.median_s) {
       impls[impl] = {{"median_s", seconds},
                      {"gflops", flops / seconds / 1e9},
-                     {"round_medians_s", report.round_medians_s.at(impl)}};
+                     {"round_medians_s", InRoundOrder(report.by_round_s.at(impl))}};
     }
     shape["implementations"] = impls;
     if (report.median_s.contains("mtune")) {

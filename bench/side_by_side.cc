@@ -62,6 +62,13 @@ double PairedSpeedup(const std::map<int, double>& mine, const std::map<int, doub
   return Median(std::move(ratios));
 }
 
+std::vector<double> InRoundOrder(const std::map<int, double>& by_round) {
+  std::vector<double> values;
+  values.reserve(by_round.size());
+  for (const auto& [round, seconds] : by_round) values.push_back(seconds);
+  return values;
+}
+
 double Percentile(std::vector<double> values, double q) {
   if (values.empty()) return 0;
   std::sort(values.begin(), values.end());

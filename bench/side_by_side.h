@@ -34,6 +34,8 @@ double Geomean(const std::vector<double>& values);
 // both see nearly the same machine, so a ratio paired by round is steadier than the
 // ratio of two medians taken over different rounds.
 double PairedSpeedup(const std::map<int, double>& mine, const std::map<int, double>& other);
+// The per-round times in round order (for JSON output).
+std::vector<double> InRoundOrder(const std::map<int, double>& by_round);
 
 // "ok", "wrong_result", ... for a result status.
 std::string StatusName(mtune::v1::ResultStatus status);

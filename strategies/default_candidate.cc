@@ -61,15 +61,15 @@ struct Change {
 
 std::optional<KnobValues> SolveDerivedKnobs(const KnobSpace& space, KnobValues values,
                                             const std::set<std::string>& keep) {
-  // A search chooses only the free knobs: derived ones it leaves out start from
-  // their first option, so that a constraint that ignores them still sees a value.
-  for (const KnobSpec& knob : space.knobs)
-    if (knob.derived && !knob.options.empty() && !values.contains(knob.name))
-      values[knob.name] = knob.options.front();
+  std::vector<const KnobSpec*> derived;  // the ones to solve
+  for (const KnobSpec& knob : space.knobs) {
+    if (!knob.derived || knob.options.empty()) continue;
+    // A search chooses only the free knobs: derived ones it leaves out start from
+    // their first option, so that a constraint that ignores them still sees a value.
+    if (!values.contains(knob.name)) values[knob.name] = knob.options.front();
+    if (!keep.contains(knob.name)) derived.push_back(&knob);
+  }
   if (space.SatisfiesConstraints(values)) return values;
-  std::vector<const KnobSpec*> derived;
-  for (const KnobSpec& knob : space.knobs)
-    if (knob.derived && !knob.options.empty() && !keep.contains(knob.name)) derived.push_back(&knob);
   // Derived knobs are flags and small choices; more combinations than this would
   // mean a template that declares real choices as derived.
   constexpr size_t kMaxCombinations = 256;
