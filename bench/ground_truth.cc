@@ -27,6 +27,7 @@
 #include "absl/strings/str_split.h"
 #include "bench/ground_truth_table.h"
 #include "search/space.h"
+#include "server/candidate_space.h"
 #include "strategies/candidate.h"
 #include "strategies/knob_space.h"
 #include "strategies/problem.h"
@@ -55,6 +56,15 @@ std::string Today() {
   char buf[32];
   std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
   return buf;
+}
+
+// The knobs the constraints fix, which the candidate column holds but the space
+// (the free knobs) does not; "none" when the template has none.
+std::string DerivedKnobNames(const mtune::strategies::KnobSpace& knobs) {
+  std::vector<std::string> names;
+  for (const auto& knob : knobs.knobs)
+    if (knob.derived) names.push_back(knob.name);
+  return names.empty() ? "none" : absl::StrJoin(names, " ");
 }
 
 }  // namespace
@@ -118,6 +128,8 @@ int main(int argc, char** argv) {
     auto knob = std::find_if(knobs->knobs.begin(), knobs->knobs.end(),
                              [&](const auto& k) { return k.name == kv.first; });
     if (knob == knobs->knobs.end()) return Fail("--restrict: no knob '" + kv.first + "'");
+    if (knob->derived)
+      return Fail("--restrict: knob " + kv.first + " is derived (the constraints fix it); restrict the others");
     std::vector<std::string> keep;
     for (absl::string_view v : absl::StrSplit(kv.second, ',', absl::SkipEmpty())) {
       if (std::find(knob->options.begin(), knob->options.end(), v) == knob->options.end())
@@ -130,17 +142,17 @@ int main(int argc, char** argv) {
       return std::find(keep.begin(), keep.end(), o) == keep.end();
     });
   }
-  mtune::search::Space space;
-  for (const auto& k : knobs->knobs) space.knobs.push_back({k.name, k.options});
+  // The table's space is what a search proposes over: the free knobs. Each point is
+  // completed with its derived knobs (mtune.derived) before it is measured.
+  const mtune::server::CandidateSpace candidates(*std::move(knobs));
+  const mtune::search::Space& space = candidates.search_space();
   const uint64_t size = mtune::search::SpaceSize(space);
   if (size > (uint64_t{1} << 24)) return Fail(absl::StrCat("space of ", size, " candidates is too large"));
 
   // Valid candidates in a seeded random order.
   std::vector<uint64_t> order;
-  for (uint64_t i = 0; i < size; ++i) {
-    auto values = mtune::search::ValuesFromPoint(space, mtune::search::PointAtIndex(space, i));
-    if (values.ok() && knobs->SatisfiesConstraints(*values)) order.push_back(i);
-  }
+  for (uint64_t i = 0; i < size; ++i)
+    if (candidates.Complete(mtune::search::PointAtIndex(space, i))) order.push_back(i);
   std::mt19937_64 rng(seed);
   for (size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[rng() % i]);
 
@@ -172,6 +184,7 @@ int main(int argc, char** argv) {
          << "# template_hash: " << mtune::strategies::StableHash(tpl->text) << "\n"
          << "# restrict: " << absl::StrJoin(restrictions, " ") << "\n"
          << "# knobs: " << mtune::bench::FormatSpace(space) << "\n"
+         << "# derived_knobs: " << DerivedKnobNames(candidates.knobs()) << "\n"
          << "# valid_candidates: " << order.size() << "\n"
          << "# machine: " << CpuModel() << " (host " << host << ", " << sysconf(_SC_NPROCESSORS_ONLN) << " cpus)\n"
          << "# peak_gflops_f32: " << calibration.peak_gflops_f32() << "\n"
@@ -187,7 +200,8 @@ int main(int argc, char** argv) {
   // Measures one candidate in the sandbox and appends its row; false (after saying
   // why) when the sandbox itself fails.
   auto measure = [&](uint64_t index) -> bool {
-    auto values = mtune::search::ValuesFromPoint(space, mtune::search::PointAtIndex(space, index));
+    // Every index in `order` has a completion.
+    const auto values = candidates.Complete(mtune::search::PointAtIndex(space, index));
     mtune::v1::SandboxRequest request;
     auto* task = request.mutable_measure();
     task->set_problem(problem->Key());
