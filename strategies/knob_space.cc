@@ -88,7 +88,7 @@ absl::StatusOr<int64_t> ResolveOperand(absl::string_view arg, const Problem& pro
                                                  problem.family));
 }
 
-constexpr char kKnownForms[] = "N, pow2(LO, HI), divisors(X[, MAX]), roundup(X, Q)";
+constexpr char kKnownForms[] = "N, pow2(LO, HI), divisors(X[, MAX]), roundup(X, Q), rounddown(X, Q)";
 
 // Expands one term of an option form ("64", "pow2(16, m)", "divisors(k)",
 // "roundup(k, 16)") to integers.
@@ -139,16 +139,18 @@ absl::StatusOr<std::vector<int64_t>> ExpandOptionTerm(absl::string_view form, co
       if (d != *x / d && *x / d <= max) large.push_back(*x / d);
     }
     values.insert(values.end(), large.rbegin(), large.rend());
-  } else if (fn == "roundup" && args.size() == 2) {
+  } else if ((fn == "roundup" || fn == "rounddown") && args.size() == 2) {
     // X rounded up to a multiple of Q: a tile that covers a whole odd dimension with
-    // little padding (k = 129 -> 144 with Q = 16).
+    // little padding (k = 129 -> 144 with Q = 16). Rounded down: the extent of a
+    // dimension's whole tiles of Q, where the partial last tile is split off (ow = 56
+    // -> 54 with Q = 6).
     auto x = ResolveOperand(args[0], problem, knob);
     if (!x.ok()) return x.status();
     auto q = ResolveOperand(args[1], problem, knob);
     if (!q.ok()) return q.status();
     if (*x <= 0 || *q <= 0)
-      return absl::InvalidArgumentError(absl::StrCat("knob '", knob, "': roundup needs X, Q > 0"));
-    values.push_back((*x + *q - 1) / *q * *q);
+      return absl::InvalidArgumentError(absl::StrCat("knob '", knob, "': ", fn, " needs X, Q > 0"));
+    values.push_back(fn == "roundup" ? (*x + *q - 1) / *q * *q : *x / *q * *q);
   } else {
     return absl::InvalidArgumentError(absl::StrCat("knob '", knob, "': unknown option form \"",
                                                    form, "\" (known: ", kKnownForms, ")"));

@@ -9,6 +9,8 @@
 //   "divisors(X, MAX)"  every divisor of X up to MAX (register tiles must stay small)
 //   "roundup(X, Q)"  X rounded up to a multiple of Q (a tile covering an odd
 //                    dimension whole: k = 129 -> 144 with Q = 16)
+//   "rounddown(X, Q)"  X rounded down to a multiple of Q (the whole tiles of Q
+//                    in X, 0 when Q > X: where a partial last tile is split off)
 //   "N"              the integer N
 // where LO, HI, X, MAX, Q and N are integers or problem dimension names ("m", "n",
 // "k", and the derived output extents "oh", "ow" of windowed families). Terms joined

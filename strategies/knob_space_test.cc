@@ -423,13 +423,16 @@ TEST(KnobSpace, OptionFormTermsUniteInAscendingOrderWithRoundedUpDimensions) {
   ASSERT_TRUE(problem.ok());
   auto space = ExtractKnobSpace(KnobLines(R"mlir(    %a = transform.tune.knob<"a"> options = "256, 32, roundup(k, 16), pow2(64, 128), 128" -> !transform.param<i64>
     %b = transform.tune.knob<"b"> options = "roundup(n, 32)" -> !transform.param<i64>
-    %c = transform.tune.knob<"c"> options = "48" -> !transform.param<i64>)mlir"), *problem);
+    %c = transform.tune.knob<"c"> options = "48" -> !transform.param<i64>
+    %d = transform.tune.knob<"d"> options = "rounddown(n, 1), rounddown(n, 6), rounddown(n, 32), rounddown(k, 256)" -> !transform.param<i64>)mlir"), *problem);
   ASSERT_TRUE(space.ok()) << space.status();
+  // 257 = 42 * 6 + 5 = 8 * 32 + 1; 129 holds no whole tile of 256.
+  EXPECT_EQ(space->knobs[3].options, (std::vector<std::string>{"0", "252", "256", "257"}));
   // 129 rounds up to 144; 128 from pow2 and the literal 128 count once.
   EXPECT_EQ(space->knobs[0].options, (std::vector<std::string>{"32", "64", "128", "144", "256"}));
   EXPECT_EQ(space->knobs[1].options, (std::vector<std::string>{"288"}));
   EXPECT_EQ(space->knobs[2].options, (std::vector<std::string>{"48"}));
-  for (const char* bad : {"roundup(k, 0)", "32, roundup(k, 16", "32, nope(k)", "32, , 64"}) {
+  for (const char* bad : {"roundup(k, 0)", "rounddown(k, 0)", "32, roundup(k, 16", "32, nope(k)", "32, , 64"}) {
     auto status = ExtractKnobSpace(
         KnobLines(absl::StrCat("    %a = transform.tune.knob<\"a\"> options = \"", bad,
                                "\" -> !transform.param<i64>")),

@@ -6,9 +6,11 @@
 // one output row of tile_ow x tile_f (the register tile: tile_ow * tile_f / lanes
 // accumulator registers), and the channel reduction into cache tiles of tile_c1
 // (a filter block kh x kw x tile_c1 x tile_f stays in L1 across the ow tiles).
-// Each level-1 tile is padded with zeros to static ow and f extents, because the
-// convolution vectorizer needs static shapes and cannot mask non-depthwise
-// convolutions (the channel extent may stay dynamic: level 2 tiles it by 1).
+// Every level-1 tile has static ow and f extents, because the convolution
+// vectorizer needs static shapes and cannot mask non-depthwise convolutions (the
+// channel extent may stay dynamic: level 2 tiles it by 1): the op is first split
+// where the whole tiles of ow end, so the last, partial ow tile is an op of its own
+// with a static width, and partial f tiles are padded with zeros.
 // Level 2 tiles kh, kw and c by 1, which makes the op a 1-D convolution of one
 // filter tap and one channel (`structured.decompose` turns it into
 // linalg.conv_1d_nwc_wcf); vectorized, that is one outer product of tile_ow
@@ -26,14 +28,23 @@ module attributes {transform.with_named_sequence} {
     %tow = transform.tune.knob<"tile_ow"> = 8 from options = [1, 2, 4, 6, 8, 12, 14, 16] -> !transform.param<i64>
     %tf = transform.tune.knob<"tile_f"> = 32 from options = [8, 16, 32, 48, 64] -> !transform.param<i64>
     %tc1 = transform.tune.knob<"tile_c1"> = 64 from options = "pow2(8, c)" -> !transform.param<i64>
+    // The output columns covered by whole tiles of tile_ow (ow rounded down to a
+    // multiple of it). The convolution is split there before tiling, so that a partial
+    // last tile is a small op of its own with a static width instead of a reason to
+    // pad every tile: padded, each of a row's tiles copies its input window, and a
+    // 6 x 64 tile on a width of 56 measured 0.6x of itself on a width of 54.
+    // Not a free choice (mtune.derived): the constraints fix it.
+    %owm = transform.tune.knob<"ow_main"> = 0 from options = "rounddown(ow, 1), rounddown(ow, 2), rounddown(ow, 4), rounddown(ow, 6), rounddown(ow, 8), rounddown(ow, 12), rounddown(ow, 14), rounddown(ow, 16)" {mtune.derived} -> !transform.param<i64>
 
     // The accumulator tile (tile_ow x tile_f) plus one row of filter values and one
     // broadcast input fit the 32 zmm registers of 64 bytes, as in matmul_packed:
     // (tile_ow + 1) * tile_f * acc_bytes <= 31 * 64. Larger tiles spill on every
     // filter tap (an f64 8x32 tile ran at 0.41 of the f64 peak); the best measured
     // f32 candidates (8x32, 4x64, 6x64) all fit.
-    transform.smt.constrain_params(%tow, %tf) : (!transform.param<i64>, !transform.param<i64>) -> () {
-    ^bb0(%ow: !smt.int, %f: !smt.int):
+    // ow_main = ow - ow mod tile_ow, or ow when that is 0 (a tile wider than ow is
+    // one partial tile, padded below, as before the split existed).
+    transform.smt.constrain_params(%tow, %tf, %owm) : (!transform.param<i64>, !transform.param<i64>, !transform.param<i64>) -> () {
+    ^bb0(%ow: !smt.int, %f: !smt.int, %main: !smt.int):
       %acc = smt.declare_fun "acc_bytes" : !smt.int
       %one = smt.int.constant 1
       %rows = smt.int.add %ow, %one
@@ -41,26 +52,56 @@ module attributes {transform.with_named_sequence} {
       %reg_limit = smt.int.constant 1984
       %fits = smt.int.cmp le %reg_bytes, %reg_limit
       smt.assert %fits
+      %width = smt.declare_fun "ow" : !smt.int
+      %partial = smt.int.mod %width, %ow
+      %whole = smt.int.sub %width, %partial
+      %zero = smt.int.constant 0
+      %any_whole = smt.int.cmp gt %whole, %zero
+      %split_at = smt.ite %any_whole, %whole, %width : !smt.int
+      %main_ok = smt.eq %main, %split_at : !smt.int
+      smt.assert %main_ok
     }
+
+    // The whole tiles of ow and the partial rest (no payload when tile_ow divides ow
+    // or exceeds it).
+    %parts = transform.structured.split %conv after %owm { dimension = 2 } : !transform.any_op, !transform.param<i64>
+    %whole, %rest = transform.split_handle %parts {fail_on_payload_too_small = false} : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
 
     // Level 1: output row tiles and channel cache tiles; `loop_order` puts the f
     // loop innermost (an input window is reused by every f tile) or outermost (a
     // filter block is reused by the whole image).
     %tiled1 = transform.tune.alternatives<"loop_order"> selected_region = 0 attributes {mtune.labels = ["n_oh_ow_f", "f_n_oh_ow"]} -> !transform.any_op {
-      %t, %l:5 = transform.structured.tile_using_for %conv tile_sizes [1, 1, %tow, %tf, 0, 0, %tc1]
+      %t1, %l1:5 = transform.structured.tile_using_for %whole tile_sizes [1, 1, %tow, %tf, 0, 0, %tc1]
         : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>)
         -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+      %t2 = transform.foreach %rest : !transform.any_op -> !transform.any_op {
+      ^bb0(%r: !transform.any_op):
+        %t, %l:5 = transform.structured.tile_using_for %r tile_sizes [1, 1, %tow, %tf, 0, 0, %tc1]
+          : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>)
+          -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+        transform.yield %t : !transform.any_op
+      }
+      %t = transform.merge_handles %t1, %t2 : !transform.any_op
       transform.yield %t : !transform.any_op
     }, {
-      %t, %l:5 = transform.structured.tile_using_for %conv tile_sizes [1, 1, %tow, %tf, 0, 0, %tc1] interchange = [3, 0, 1, 2, 4, 5, 6]
+      %t1, %l1:5 = transform.structured.tile_using_for %whole tile_sizes [1, 1, %tow, %tf, 0, 0, %tc1] interchange = [3, 0, 1, 2, 4, 5, 6]
         : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>)
         -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+      %t2 = transform.foreach %rest : !transform.any_op -> !transform.any_op {
+      ^bb0(%r: !transform.any_op):
+        %t, %l:5 = transform.structured.tile_using_for %r tile_sizes [1, 1, %tow, %tf, 0, 0, %tc1] interchange = [3, 0, 1, 2, 4, 5, 6]
+          : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>)
+          -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+        transform.yield %t : !transform.any_op
+      }
+      %t = transform.merge_handles %t1, %t2 : !transform.any_op
       transform.yield %t : !transform.any_op
     }
 
-    // Partial ow and f tiles are padded with zeros to tile_ow x tile_f (tiles stay
-    // unpadded when the sizes divide). Peeling instead was tried: canonicalizing the
-    // peeled loops (needed for static remainder shapes) loses the transform handles.
+    // Partial f tiles are padded with zeros to tile_f (tiles stay unpadded when the
+    // sizes divide; ow tiles are all static after the split above). Peeling the loops
+    // instead was tried: canonicalizing the peeled loops (needed for static remainder
+    // shapes) loses the transform handles, which splitting the op does not.
     %padded, %pad1, %copy1 = transform.structured.pad %tiled1 {
         padding_dimensions = [2, 3],
         copy_back_op = "none"
