@@ -98,6 +98,9 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"conv_1d_nwc_wcf:n=1,w=19,c=33,kw=2,f=9,sw=1,dw=1:f64", 1},
         Case{"conv_2d_nhwc_hwcf:n=1,h=9,w=11,c=3,kh=3,kw=2,f=37,sh=2,sw=1,dh=1,dw=3:f32", 2},
         Case{"conv_2d_nhwc_hwcf:n=2,h=7,w=13,c=33,kh=2,kw=3,f=5,sh=1,sw=2,dh=2,dw=1:f64", 1},
+        // Output width 10: the default tile of 8 splits it into 8 and a padded rest of
+        // 2 (output width 6 above: the tile is wider than it, nothing is split off).
+        Case{"conv_2d_nhwc_hwcf:n=1,h=5,w=12,c=7,kh=2,kw=3,f=19,sh=1,sw=1,dh=1,dw=1:f32", 1},
         Case{"depthwise_conv_1d_nwc_wc:n=2,w=37,c=37,kw=3,sw=2,dw=2:f32", 2},
         Case{"depthwise_conv_2d_nhwc_hwc:n=1,h=10,w=19,c=37,kh=3,kw=3,sh=1,sw=2,dh=2,dw=1:f32", 2},
         Case{"transpose_2d:m=37,n=45:f32", 0}, Case{"reduce_rows_2d:m=37,n=45:f32", 0},
