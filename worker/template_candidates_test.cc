@@ -96,6 +96,9 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"batch_matmul:b=3,m=37,n=45,k=67:f32", 2}, Case{"batch_matmul:b=2,m=5,n=6,k=7:f64", 1},
         Case{"conv_1d_nwc_wcf:n=2,w=37,c=5,kw=3,f=37,sw=2,dw=2:f32", 2},
         Case{"conv_1d_nwc_wcf:n=1,w=19,c=33,kw=2,f=9,sw=1,dw=1:f64", 1},
+        // Output width 19: split into 16 and a padded rest of 3 by the default tile
+        // (channels in whole tiles; with a partial one, w=19 above, nothing is split).
+        Case{"conv_1d_nwc_wcf:n=1,w=21,c=16,kw=3,f=17,sw=1,dw=1:f32", 1},
         Case{"conv_2d_nhwc_hwcf:n=1,h=9,w=11,c=3,kh=3,kw=2,f=37,sh=2,sw=1,dh=1,dw=3:f32", 2},
         Case{"conv_2d_nhwc_hwcf:n=2,h=7,w=13,c=33,kh=2,kw=3,f=5,sh=1,sw=2,dh=2,dw=1:f64", 1},
         // Output width 10: the default tile of 8 splits it into 8 and a padded rest of

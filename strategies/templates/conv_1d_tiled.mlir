@@ -3,9 +3,11 @@
 //
 // The 1-D sibling of conv_2d_decomposed (read that file's comment). Iteration dims
 // are (n, ow, f, kw, c). Level 1 tiles the parallel dims to tile_ow x tile_f (the
-// register tile) and the channel reduction into cache tiles of tile_c1; the tile is
-// padded with zeros to static ow and f extents (the convolution vectorizer needs
-// static shapes and cannot mask non-depthwise convolutions). Level 2 tiles kw and c
+// register tile) and the channel reduction into cache tiles of tile_c1; every tile
+// gets static ow and f extents (the convolution vectorizer needs static shapes and
+// cannot mask non-depthwise convolutions): the op is first split where the whole ow
+// tiles end (ow_main, as in conv_2d_decomposed), so only the last, partial ow tile is
+// padded with zeros, and partial f tiles are. Level 2 tiles kw and c
 // by 1: vectorized, each step is one outer product of tile_ow inputs by tile_f
 // filter values into the accumulator tile, hoisted out of the kw and c loops.
 //
@@ -18,14 +20,23 @@ module attributes {transform.with_named_sequence} {
     %tow = transform.tune.knob<"tile_ow"> = 8 from options = [1, 2, 4, 6, 8, 12, 14, 16] -> !transform.param<i64>
     %tf = transform.tune.knob<"tile_f"> = 32 from options = [8, 16, 32, 48, 64] -> !transform.param<i64>
     %tc1 = transform.tune.knob<"tile_c1"> = 64 from options = "pow2(8, c)" -> !transform.param<i64>
+    // The output columns covered by whole tiles of tile_ow, where the conv is split
+    // (see conv_2d_decomposed): padded instead, every tile of an odd width copies its
+    // input window (the default 8 x 32 ran at ~0.65x of itself on a width of 998
+    // against 1000). Derived: the constraints fix it.
+    %owm = transform.tune.knob<"ow_main"> = 0 from options = "rounddown(ow, 1), rounddown(ow, 2), rounddown(ow, 4), rounddown(ow, 6), rounddown(ow, 8), rounddown(ow, 12), rounddown(ow, 14), rounddown(ow, 16)" {mtune.derived} -> !transform.param<i64>
 
     // The accumulator tile (tile_ow x tile_f) plus one row of filter values and one
     // broadcast input fit the 32 zmm registers of 64 bytes, as in matmul_packed:
     // (tile_ow + 1) * tile_f * acc_bytes <= 31 * 64. Larger tiles spill on every
     // filter tap (an f64 8x32 tile ran at 0.41 of the f64 peak); the best measured
     // f32 candidates (8x32, 4x64, 6x64) all fit.
-    transform.smt.constrain_params(%tow, %tf) : (!transform.param<i64>, !transform.param<i64>) -> () {
-    ^bb0(%ow: !smt.int, %f: !smt.int):
+    // ow_main = ow - ow mod tile_ow; or ow (nothing split off) when that is 0 or when
+    // tile_c1 does not divide c: a split rest with a partial channel tile failed
+    // bufferization ("Yield operand #0 is not equivalent to the corresponding iter
+    // bbArg"), so those candidates pad every ow tile as before.
+    transform.smt.constrain_params(%tow, %tf, %owm, %tc1) : (!transform.param<i64>, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>) -> () {
+    ^bb0(%ow: !smt.int, %f: !smt.int, %main: !smt.int, %c1: !smt.int):
       %acc = smt.declare_fun "acc_bytes" : !smt.int
       %one = smt.int.constant 1
       %rows = smt.int.add %ow, %one
@@ -33,20 +44,52 @@ module attributes {transform.with_named_sequence} {
       %reg_limit = smt.int.constant 1984
       %fits = smt.int.cmp le %reg_bytes, %reg_limit
       smt.assert %fits
+      %width = smt.declare_fun "ow" : !smt.int
+      %partial = smt.int.mod %width, %ow
+      %whole = smt.int.sub %width, %partial
+      %zero = smt.int.constant 0
+      %any_whole = smt.int.cmp gt %whole, %zero
+      %channels = smt.declare_fun "c" : !smt.int
+      %c_rem = smt.int.mod %channels, %c1
+      %whole_c = smt.eq %c_rem, %zero : !smt.int
+      %split = smt.and %any_whole, %whole_c
+      %split_at = smt.ite %split, %whole, %width : !smt.int
+      %main_ok = smt.eq %main, %split_at : !smt.int
+      smt.assert %main_ok
     }
+
+    // The whole tiles of ow and the partial rest (no payload when nothing is split off).
+    %parts = transform.structured.split %conv after %owm { dimension = 1 } : !transform.any_op, !transform.param<i64>
+    %whole, %rest = transform.split_handle %parts {fail_on_payload_too_small = false} : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
 
     // Level 1: output row tiles and channel cache tiles; `loop_order` puts the f
     // loop innermost (an input window is reused by every f tile) or outermost (a
     // filter block is reused by the whole image).
     %tiled1 = transform.tune.alternatives<"loop_order"> selected_region = 0 attributes {mtune.labels = ["n_ow_f", "f_n_ow"]} -> !transform.any_op {
-      %t, %l:4 = transform.structured.tile_using_for %conv tile_sizes [1, %tow, %tf, 0, %tc1]
+      %t1, %l1:4 = transform.structured.tile_using_for %whole tile_sizes [1, %tow, %tf, 0, %tc1]
         : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>)
         -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+      %t2 = transform.foreach %rest : !transform.any_op -> !transform.any_op {
+      ^bb0(%r: !transform.any_op):
+        %t, %l:4 = transform.structured.tile_using_for %r tile_sizes [1, %tow, %tf, 0, %tc1]
+          : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>)
+          -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+        transform.yield %t : !transform.any_op
+      }
+      %t = transform.merge_handles %t1, %t2 : !transform.any_op
       transform.yield %t : !transform.any_op
     }, {
-      %t, %l:4 = transform.structured.tile_using_for %conv tile_sizes [1, %tow, %tf, 0, %tc1] interchange = [2, 0, 1, 3, 4]
+      %t1, %l1:4 = transform.structured.tile_using_for %whole tile_sizes [1, %tow, %tf, 0, %tc1] interchange = [2, 0, 1, 3, 4]
         : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>)
         -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+      %t2 = transform.foreach %rest : !transform.any_op -> !transform.any_op {
+      ^bb0(%r: !transform.any_op):
+        %t, %l:4 = transform.structured.tile_using_for %r tile_sizes [1, %tow, %tf, 0, %tc1] interchange = [2, 0, 1, 3, 4]
+          : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>)
+          -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+        transform.yield %t : !transform.any_op
+      }
+      %t = transform.merge_handles %t1, %t2 : !transform.any_op
       transform.yield %t : !transform.any_op
     }
     %padded, %pad1, %copy1 = transform.structured.pad %tiled1 {
