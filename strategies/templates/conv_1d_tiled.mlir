@@ -58,38 +58,30 @@ module attributes {transform.with_named_sequence} {
       smt.assert %main_ok
     }
 
-    // The whole tiles of ow and the partial rest (no payload when nothing is split off).
+    // The whole tiles of ow and the partial rest: one op, or two when there is a rest
+    // (each is tiled below, so no handle has to be split or may be empty).
     %parts = transform.structured.split %conv after %owm { dimension = 1 } : !transform.any_op, !transform.param<i64>
-    %whole, %rest = transform.split_handle %parts {fail_on_payload_too_small = false} : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
 
     // Level 1: output row tiles and channel cache tiles; `loop_order` puts the f
     // loop innermost (an input window is reused by every f tile) or outermost (a
     // filter block is reused by the whole image).
     %tiled1 = transform.tune.alternatives<"loop_order"> selected_region = 0 attributes {mtune.labels = ["n_ow_f", "f_n_ow"]} -> !transform.any_op {
-      %t1, %l1:4 = transform.structured.tile_using_for %whole tile_sizes [1, %tow, %tf, 0, %tc1]
-        : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>)
-        -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
-      %t2 = transform.foreach %rest : !transform.any_op -> !transform.any_op {
-      ^bb0(%r: !transform.any_op):
-        %t, %l:4 = transform.structured.tile_using_for %r tile_sizes [1, %tow, %tf, 0, %tc1]
+      %t = transform.foreach %parts : !transform.any_op -> !transform.any_op {
+      ^bb0(%part: !transform.any_op):
+        %tp, %l:4 = transform.structured.tile_using_for %part tile_sizes [1, %tow, %tf, 0, %tc1]
           : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>)
           -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
-        transform.yield %t : !transform.any_op
+        transform.yield %tp : !transform.any_op
       }
-      %t = transform.merge_handles %t1, %t2 : !transform.any_op
       transform.yield %t : !transform.any_op
     }, {
-      %t1, %l1:4 = transform.structured.tile_using_for %whole tile_sizes [1, %tow, %tf, 0, %tc1] interchange = [2, 0, 1, 3, 4]
-        : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>)
-        -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
-      %t2 = transform.foreach %rest : !transform.any_op -> !transform.any_op {
-      ^bb0(%r: !transform.any_op):
-        %t, %l:4 = transform.structured.tile_using_for %r tile_sizes [1, %tow, %tf, 0, %tc1] interchange = [2, 0, 1, 3, 4]
+      %t = transform.foreach %parts : !transform.any_op -> !transform.any_op {
+      ^bb0(%part: !transform.any_op):
+        %tp, %l:4 = transform.structured.tile_using_for %part tile_sizes [1, %tow, %tf, 0, %tc1] interchange = [2, 0, 1, 3, 4]
           : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>)
           -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
-        transform.yield %t : !transform.any_op
+        transform.yield %tp : !transform.any_op
       }
-      %t = transform.merge_handles %t1, %t2 : !transform.any_op
       transform.yield %t : !transform.any_op
     }
     %padded, %pad1, %copy1 = transform.structured.pad %tiled1 {
