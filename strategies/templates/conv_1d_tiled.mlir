@@ -17,7 +17,9 @@ module attributes {transform.with_named_sequence} {
   transform.named_sequence @__transform_main(%root: !transform.any_op {transform.consumed}) {
     %conv = transform.structured.match ops{["linalg.conv_1d_nwc_wcf"]} in %root : (!transform.any_op) -> !transform.any_op
 
-    %tow = transform.tune.knob<"tile_ow"> = 8 from options = [1, 2, 4, 6, 8, 12, 14, 16] -> !transform.param<i64>
+    // tile_ow may also be any divisor of the output width up to 16 (a row of whole
+    // tiles; see conv_2d_decomposed).
+    %tow = transform.tune.knob<"tile_ow"> = 8 from options = "1, 2, 4, 6, 8, 12, 14, 16, divisors(ow, 16)" -> !transform.param<i64>
     %tf = transform.tune.knob<"tile_f"> = 32 from options = [8, 16, 32, 48, 64] -> !transform.param<i64>
     %tc1 = transform.tune.knob<"tile_c1"> = 64 from options = "pow2(8, c)" -> !transform.param<i64>
     // The output columns covered by whole tiles of tile_ow, where the conv is split
@@ -31,12 +33,9 @@ module attributes {transform.with_named_sequence} {
     // (tile_ow + 1) * tile_f * acc_bytes <= 31 * 64. Larger tiles spill on every
     // filter tap (an f64 8x32 tile ran at 0.41 of the f64 peak); the best measured
     // f32 candidates (8x32, 4x64, 6x64) all fit.
-    // ow_main = ow - ow mod tile_ow; or ow (nothing split off) when that is 0 or when
-    // tile_c1 does not divide c: a split rest with a partial channel tile failed
-    // bufferization ("Yield operand #0 is not equivalent to the corresponding iter
-    // bbArg"), so those candidates pad every ow tile as before.
-    transform.smt.constrain_params(%tow, %tf, %owm, %tc1) : (!transform.param<i64>, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>) -> () {
-    ^bb0(%ow: !smt.int, %f: !smt.int, %main: !smt.int, %c1: !smt.int):
+    // ow_main = ow - ow mod tile_ow, or ow when that is 0 (as in conv_2d_decomposed).
+    transform.smt.constrain_params(%tow, %tf, %owm) : (!transform.param<i64>, !transform.param<i64>, !transform.param<i64>) -> () {
+    ^bb0(%ow: !smt.int, %f: !smt.int, %main: !smt.int):
       %acc = smt.declare_fun "acc_bytes" : !smt.int
       %one = smt.int.constant 1
       %rows = smt.int.add %ow, %one
@@ -49,11 +48,7 @@ module attributes {transform.with_named_sequence} {
       %whole = smt.int.sub %width, %partial
       %zero = smt.int.constant 0
       %any_whole = smt.int.cmp gt %whole, %zero
-      %channels = smt.declare_fun "c" : !smt.int
-      %c_rem = smt.int.mod %channels, %c1
-      %whole_c = smt.eq %c_rem, %zero : !smt.int
-      %split = smt.and %any_whole, %whole_c
-      %split_at = smt.ite %split, %whole, %width : !smt.int
+      %split_at = smt.ite %any_whole, %whole, %width : !smt.int
       %main_ok = smt.eq %main, %split_at : !smt.int
       smt.assert %main_ok
     }
@@ -63,9 +58,11 @@ module attributes {transform.with_named_sequence} {
     %parts = transform.structured.split %conv after %owm { dimension = 1 } : !transform.any_op, !transform.param<i64>
 
     // Level 1: output row tiles and channel cache tiles; `loop_order` puts the f
-    // loop innermost (an input window is reused by every f tile) or outermost (a
-    // filter block is reused by the whole image).
-    %tiled1 = transform.tune.alternatives<"loop_order"> selected_region = 0 attributes {mtune.labels = ["n_ow_f", "f_n_ow"]} -> !transform.any_op {
+    // loop innermost (an input window is reused by every f tile), outermost (a
+    // filter block is reused by the whole image), or outermost with the channel
+    // cache tiles next (f_c_n_ow: a kw x tile_c1 x tile_f filter block stays in L1
+    // across the image; see conv_2d_decomposed).
+    %tiled1 = transform.tune.alternatives<"loop_order"> selected_region = 0 attributes {mtune.labels = ["n_ow_f", "f_n_ow", "f_c_n_ow"]} -> !transform.any_op {
       %t = transform.foreach %parts : !transform.any_op -> !transform.any_op {
       ^bb0(%part: !transform.any_op):
         %tp, %l:4 = transform.structured.tile_using_for %part tile_sizes [1, %tow, %tf, 0, %tc1]
@@ -83,10 +80,22 @@ module attributes {transform.with_named_sequence} {
         transform.yield %tp : !transform.any_op
       }
       transform.yield %t : !transform.any_op
+    }, {
+      %t = transform.foreach %parts : !transform.any_op -> !transform.any_op {
+      ^bb0(%part: !transform.any_op):
+        %tp, %l:4 = transform.structured.tile_using_for %part tile_sizes [1, %tow, %tf, 0, %tc1] interchange = [2, 4, 0, 1, 3]
+          : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>)
+          -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+        transform.yield %tp : !transform.any_op
+      }
+      transform.yield %t : !transform.any_op
     }
+    // Partial tiles padded, the output tile copied back (see conv_2d_decomposed: when
+    // n and the f tiles are single tiles and the ow loop of a part has one tile, the
+    // channel loop would yield a slice of the padded tile, which failed bufferization).
     %padded, %pad1, %copy1 = transform.structured.pad %tiled1 {
         padding_dimensions = [1, 2],
-        copy_back_op = "none"
+        copy_back_op = "linalg.copy"
       } : (!transform.any_op)
         -> (!transform.any_op, !transform.any_op, !transform.any_op)
 
