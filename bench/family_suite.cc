@@ -108,14 +108,16 @@ std::vector<std::string> DefaultSuiteKeys() {
       "matmul_transpose_b:m=512,n=512,k=512:f32",
       "matmul_transpose_b:m=127,n=255,k=513:f32",
       "matmul_transpose_b:m=1024,n=256,k=128:f32",
-      // Convolutions with C >= 32: stride 1, strided, dilated; and many channels (a
-      // ResNet-like 14x14x256 layer), where mtune's templates are far behind oneDNN.
+      // Convolutions with C >= 32: stride 1, strided, dilated; and many channels
+      // (ResNet-like 14x14x256 and 7x7x512 layers, a 1-D one with 256).
       "conv_1d_nwc_wcf:n=1,w=1026,c=64,kw=3,f=64,sw=1,dw=1:f32",
       "conv_1d_nwc_wcf:n=1,w=1025,c=64,kw=3,f=64,sw=2,dw=1:f32",
+      "conv_1d_nwc_wcf:n=1,w=130,c=256,kw=3,f=256,sw=1,dw=1:f32",
       "conv_2d_nhwc_hwcf:n=1,h=58,w=58,c=64,kh=3,kw=3,f=64,sh=1,sw=1,dh=1,dw=1:f32",
       "conv_2d_nhwc_hwcf:n=1,h=57,w=57,c=64,kh=3,kw=3,f=64,sh=2,sw=2,dh=1,dw=1:f32",
       "conv_2d_nhwc_hwcf:n=1,h=36,w=36,c=32,kh=3,kw=3,f=32,sh=1,sw=1,dh=2,dw=2:f32",
       "conv_2d_nhwc_hwcf:n=1,h=16,w=16,c=256,kh=3,kw=3,f=256,sh=1,sw=1,dh=1,dw=1:f32",
+      "conv_2d_nhwc_hwcf:n=1,h=9,w=9,c=512,kh=3,kw=3,f=512,sh=1,sw=1,dh=1,dw=1:f32",
       // Depthwise: two footprints within L2 (~1 and ~1.6 MiB), one beyond it (~6.5 MiB).
       "depthwise_conv_1d_nwc_wc:n=1,w=2050,c=64,kw=3,sw=1,dw=1:f32",
       "depthwise_conv_2d_nhwc_hwc:n=1,h=58,w=58,c=64,kh=3,kw=3,sh=1,sw=1,dh=1,dw=1:f32",

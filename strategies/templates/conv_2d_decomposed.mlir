@@ -30,7 +30,7 @@ module attributes {transform.with_named_sequence} {
     // ran at 106 GFLOP/s with 7 x 32 tiles, 74 with 8 x 32 (one tile padded to 8).
     %tow = transform.tune.knob<"tile_ow"> = 8 from options = "1, 2, 4, 6, 8, 12, 14, 16, divisors(ow, 16)" -> !transform.param<i64>
     %tf = transform.tune.knob<"tile_f"> = 32 from options = [8, 16, 32, 48, 64] -> !transform.param<i64>
-    %tc1 = transform.tune.knob<"tile_c1"> = 64 from options = "pow2(8, c)" -> !transform.param<i64>
+    %tc1 = transform.tune.knob<"tile_c1"> = 16 from options = "pow2(8, c)" -> !transform.param<i64>
     // The output columns covered by whole tiles of tile_ow (ow rounded down to a
     // multiple of it). The convolution is split there before tiling, so that a partial
     // last tile is a small op of its own instead of a reason to pad every tile (the
@@ -79,7 +79,11 @@ module attributes {transform.with_named_sequence} {
     // channels only the last keeps the filter in cache: at 14x14x256 (3x3, F = 256)
     // a 14 x 32 tile ran at 76 and 83 GFLOP/s in the first two orders, 160-167 in
     // the third with tile_c1 = 8-64 (83 with tile_c1 = 256, the whole filter again).
-    %tiled1 = transform.tune.alternatives<"loop_order"> selected_region = 0 attributes {mtune.labels = ["n_oh_ow_f", "f_n_oh_ow", "f_c_n_oh_ow"]} -> !transform.any_op {
+    // The default is the third with tile_c1 = 16 (a 3x3 filter block of 18 KiB):
+    // with the default 8 x 32 tile, over the five 2-D rows of mtune-bench-families
+    // (C = 32 to 512), it measured 0.72x oneDNN (geomean) where the first order with
+    // tile_c1 = 64 measured 0.56x; only the strided row lost (0.73x against 0.84x).
+    %tiled1 = transform.tune.alternatives<"loop_order"> selected_region = 2 attributes {mtune.labels = ["n_oh_ow_f", "f_n_oh_ow", "f_c_n_oh_ow"]} -> !transform.any_op {
       %t = transform.foreach %parts : !transform.any_op -> !transform.any_op {
       ^bb0(%part: !transform.any_op):
         %tp, %l:5 = transform.structured.tile_using_for %part tile_sizes [1, 1, %tow, %tf, 0, 0, %tc1]
