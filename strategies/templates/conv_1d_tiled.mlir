@@ -63,36 +63,24 @@ module attributes {transform.with_named_sequence} {
     // cache tiles next (f_c_n_ow: a kw x tile_c1 x tile_f filter block stays in L1
     // across the image), or the channel tiles outermost (c_f_n_ow: a channel tile's
     // filter rows are read in order; see conv_2d_decomposed).
-    %tiled1 = transform.tune.alternatives<"loop_order"> selected_region = 0 attributes {mtune.labels = ["n_ow_f", "f_n_ow", "f_c_n_ow", "c_f_n_ow"]} -> !transform.any_op {
-      %t = transform.foreach %parts : !transform.any_op -> !transform.any_op {
-      ^bb0(%part: !transform.any_op):
+    %tiled1 = transform.foreach %parts : !transform.any_op -> !transform.any_op {
+    ^bb0(%part: !transform.any_op):
+      %t = transform.tune.alternatives<"loop_order"> selected_region = 0 attributes {mtune.labels = ["n_ow_f", "f_n_ow", "f_c_n_ow", "c_f_n_ow"]} -> !transform.any_op {
         %tp, %l:4 = transform.structured.tile_using_for %part tile_sizes [1, %tow, %tf, 0, %tc1]
           : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>)
           -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
         transform.yield %tp : !transform.any_op
-      }
-      transform.yield %t : !transform.any_op
-    }, {
-      %t = transform.foreach %parts : !transform.any_op -> !transform.any_op {
-      ^bb0(%part: !transform.any_op):
+      }, {
         %tp, %l:4 = transform.structured.tile_using_for %part tile_sizes [1, %tow, %tf, 0, %tc1] interchange = [2, 0, 1, 3, 4]
           : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>)
           -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
         transform.yield %tp : !transform.any_op
-      }
-      transform.yield %t : !transform.any_op
-    }, {
-      %t = transform.foreach %parts : !transform.any_op -> !transform.any_op {
-      ^bb0(%part: !transform.any_op):
+      }, {
         %tp, %l:4 = transform.structured.tile_using_for %part tile_sizes [1, %tow, %tf, 0, %tc1] interchange = [2, 4, 0, 1, 3]
           : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>)
           -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
         transform.yield %tp : !transform.any_op
-      }
-      transform.yield %t : !transform.any_op
-    }, {
-      %t = transform.foreach %parts : !transform.any_op -> !transform.any_op {
-      ^bb0(%part: !transform.any_op):
+      }, {
         %tp, %l:4 = transform.structured.tile_using_for %part tile_sizes [1, %tow, %tf, 0, %tc1] interchange = [4, 2, 0, 1, 3]
           : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>)
           -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)

@@ -89,36 +89,24 @@ module attributes {transform.with_named_sequence} {
     // with the default 8 x 32 tile, over the five 2-D rows of mtune-bench-families
     // (C = 32 to 512), it measured 0.72x oneDNN (geomean) where the first order with
     // tile_c1 = 64 measured 0.56x; only the strided row lost (0.73x against 0.84x).
-    %tiled1 = transform.tune.alternatives<"loop_order"> selected_region = 2 attributes {mtune.labels = ["n_oh_ow_f", "f_n_oh_ow", "f_c_n_oh_ow", "c_f_n_oh_ow"]} -> !transform.any_op {
-      %t = transform.foreach %parts : !transform.any_op -> !transform.any_op {
-      ^bb0(%part: !transform.any_op):
+    %tiled1 = transform.foreach %parts : !transform.any_op -> !transform.any_op {
+    ^bb0(%part: !transform.any_op):
+      %t = transform.tune.alternatives<"loop_order"> selected_region = 2 attributes {mtune.labels = ["n_oh_ow_f", "f_n_oh_ow", "f_c_n_oh_ow", "c_f_n_oh_ow"]} -> !transform.any_op {
         %tp, %l:5 = transform.structured.tile_using_for %part tile_sizes [1, 1, %tow, %tf, 0, 0, %tc1]
           : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>)
           -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
         transform.yield %tp : !transform.any_op
-      }
-      transform.yield %t : !transform.any_op
-    }, {
-      %t = transform.foreach %parts : !transform.any_op -> !transform.any_op {
-      ^bb0(%part: !transform.any_op):
+      }, {
         %tp, %l:5 = transform.structured.tile_using_for %part tile_sizes [1, 1, %tow, %tf, 0, 0, %tc1] interchange = [3, 0, 1, 2, 4, 5, 6]
           : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>)
           -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
         transform.yield %tp : !transform.any_op
-      }
-      transform.yield %t : !transform.any_op
-    }, {
-      %t = transform.foreach %parts : !transform.any_op -> !transform.any_op {
-      ^bb0(%part: !transform.any_op):
+      }, {
         %tp, %l:5 = transform.structured.tile_using_for %part tile_sizes [1, 1, %tow, %tf, 0, 0, %tc1] interchange = [3, 6, 0, 1, 2, 4, 5]
           : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>)
           -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
         transform.yield %tp : !transform.any_op
-      }
-      transform.yield %t : !transform.any_op
-    }, {
-      %t = transform.foreach %parts : !transform.any_op -> !transform.any_op {
-      ^bb0(%part: !transform.any_op):
+      }, {
         %tp, %l:5 = transform.structured.tile_using_for %part tile_sizes [1, 1, %tow, %tf, 0, 0, %tc1] interchange = [6, 3, 0, 1, 2, 4, 5]
           : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>)
           -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
