@@ -55,6 +55,8 @@ struct Flags {
   bool list = false;
   // NAME=VALUE overrides of the default candidate (--trials 0 only).
   std::vector<std::string> knobs;
+  // "NAME=VALUE ..." per --variant: more candidates timed in the same rounds.
+  std::vector<std::string> variants;
 };
 
 constexpr const char* kImplementations[] = {"mtune", "onednn", "eigen"};
@@ -80,6 +82,9 @@ struct ImplState {
 struct ProblemReport {
   strategies::Problem problem;
   std::optional<BestKernel> best;
+  // One per --variant, in flag order (nullopt: it did not resolve; impls says why).
+  // Timed as the implementations "variant1", "variant2", ...
+  std::vector<std::optional<BestKernel>> variants;
   bool tuned = false;
   TuningStats tuning;
   std::map<std::string, ImplState> impls;
@@ -99,7 +104,9 @@ struct ProblemReport {
 // Everything the timing loops of one problem touch.
 struct Fixture {
   std::unique_ptr<worker::KernelOperands> ops;
-  std::unique_ptr<worker::JitKernel> kernel;
+  // mtune's kernel and the --variant kernels, by implementation name; a kernel that
+  // did not compile or verify is absent.
+  std::map<std::string, std::unique_ptr<worker::JitKernel>> kernels;
   std::vector<std::vector<int64_t>> descriptors;
   std::vector<void*> args;
   std::map<std::string, std::unique_ptr<worker::TypedBuffer>> outputs;
@@ -138,8 +145,45 @@ double ScaledError(const worker::KernelOperands& ops, const worker::TypedBuffer&
   return worst;
 }
 
-// Compiles and verifies mtune's kernel, prepares and verifies each baseline, on one
-// set of operands; an implementation that fails is left out of the timing with why.
+std::string VariantName(size_t index) { return absl::StrCat("variant", index + 1); }
+
+// Compiles `kernel` (mtune's or a --variant's) into fx.kernels[name] and checks its
+// output against the reference; on failure `state` says why and nothing is timed.
+void CompileAndVerify(const strategies::Problem& problem, const std::optional<BestKernel>& kernel,
+                      ImplState& state, Fixture& fx, const std::string& name) {
+  if (!kernel) return;
+  worker::KernelOperands& ops = *fx.ops;
+  auto payload = strategies::MakePayload(problem);
+  if (!payload.ok()) {
+    state = {"payload error", std::string(payload.status().message())};
+    return;
+  }
+  worker::CompileTimes times;
+  worker::CompileFailure failure;
+  std::unique_ptr<worker::JitKernel> jit =
+      worker::JitKernel::Compile(*payload, kernel->script, &times, &failure);
+  if (!jit) {
+    state = {StatusName(failure.status), failure.error.substr(0, 300)};
+    return;
+  }
+  ops.ResetOutput();
+  jit->Call(fx.args);
+  int64_t where = -1;
+  state.scaled_error = ops.MaxScaledError(&where);
+  if (state.scaled_error > ops.tolerance) {
+    state.status = "WRONG";
+    state.detail = absl::StrFormat("scaled error %.3g > tolerance %.3g at element %d",
+                                   state.scaled_error, ops.tolerance, where);
+    return;
+  }
+  state.status = "ok";
+  state.detail = absl::StrCat(kernel->origin, ": ", CompactKnobs(kernel->knobs));
+  fx.kernels[name] = std::move(jit);
+}
+
+// Compiles and verifies mtune's kernel (and the --variant ones), prepares and
+// verifies each baseline, on one set of operands; an implementation that fails is
+// left out of the timing with why.
 void Prepare(const Flags& flags, ProblemReport& report, Fixture& fx) {
   const strategies::Problem& p = report.problem;
   fx.ops = worker::MakeKernelOperands(p);
@@ -147,32 +191,9 @@ void Prepare(const Flags& flags, ProblemReport& report, Fixture& fx) {
   for (const worker::TypedBuffer& buffer : ops.buffers) fx.descriptors.push_back(buffer.Descriptor());
   for (std::vector<int64_t>& d : fx.descriptors) fx.args.push_back(d.data());
 
-  ImplState& mt = report.impls["mtune"];
-  if (report.best) {
-    auto payload = strategies::MakePayload(p);
-    worker::CompileTimes times;
-    worker::CompileFailure failure;
-    if (payload.ok()) fx.kernel = worker::JitKernel::Compile(*payload, report.best->script, &times, &failure);
-    if (!payload.ok()) {
-      mt = {"payload error", std::string(payload.status().message())};
-    } else if (!fx.kernel) {
-      mt = {StatusName(failure.status), failure.error.substr(0, 300)};
-    } else {
-      ops.ResetOutput();
-      fx.kernel->Call(fx.args);
-      int64_t where = -1;
-      mt.scaled_error = ops.MaxScaledError(&where);
-      if (mt.scaled_error <= ops.tolerance) {
-        mt.status = "ok";
-        mt.detail = absl::StrCat(report.best->origin, ": ", CompactKnobs(report.best->knobs));
-      } else {
-        mt.status = "WRONG";
-        mt.detail = absl::StrFormat("scaled error %.3g > tolerance %.3g at element %d",
-                                    mt.scaled_error, ops.tolerance, where);
-        fx.kernel.reset();
-      }
-    }
-  }
+  CompileAndVerify(p, report.best, report.impls["mtune"], fx, "mtune");
+  for (size_t i = 0; i < report.variants.size(); ++i)
+    CompileAndVerify(p, report.variants[i], report.impls[VariantName(i)], fx, VariantName(i));
 
   std::vector<const float*> inputs;
   for (size_t i = 0; i + 1 < ops.buffers.size(); ++i)
@@ -227,13 +248,14 @@ void Prepare(const Flags& flags, ProblemReport& report, Fixture& fx) {
 
 // What one round of `r` times: the implementations, and the FMA peak (compute-bound
 // row) or the copy at its footprint (bandwidth-bound row).
-std::vector<const char*> TimedNames(const ProblemReport& r) {
-  std::vector<const char*> names(std::begin(kImplementations), std::end(kImplementations));
+std::vector<std::string> TimedNames(const ProblemReport& r) {
+  std::vector<std::string> names(std::begin(kImplementations), std::end(kImplementations));
+  for (size_t i = 0; i < r.variants.size(); ++i) names.push_back(VariantName(i));
   names.push_back(BandwidthBound(r.problem.family) ? kCopy : kFmaPeak);
   return names;
 }
 
-std::string BenchmarkName(const ProblemReport& r, int round, const char* impl) {
+std::string BenchmarkName(const ProblemReport& r, int round, const std::string& impl) {
   return absl::StrFormat("%s/round%d/%s", r.problem.Key(), round, impl);
 }
 
@@ -241,10 +263,10 @@ std::string BenchmarkName(const ProblemReport& r, int round, const char* impl) {
 void TimeProblem(const Flags& flags, ProblemReport& report, Fixture& fx) {
   const double per_repetition_s = flags.min_time_s / kRepetitionsPerRound;
   for (int round = 0; round < flags.rounds; ++round) {
-    for (const char* impl : TimedNames(report)) {
+    for (const std::string& impl : TimedNames(report)) {
       const std::string name = BenchmarkName(report, round, impl);
       benchmark::internal::Benchmark* registered = nullptr;
-      if (std::string(impl) == kFmaPeak) {
+      if (impl == kFmaPeak) {
         worker::FmaLoop* loop = &fx.fma_loop;
         // The loop is f32; an f64 FMA does half the lanes, so the row's flops in f64 take
         // as long as twice as many in f32.
@@ -253,18 +275,20 @@ void TimeProblem(const Flags& flags, ProblemReport& report, Fixture& fx) {
         registered = benchmark::RegisterBenchmark(name.c_str(), [loop, flops](benchmark::State& state) {
           for (auto _ : state) loop->Run(flops);
         });
-      } else if (std::string(impl) == kCopy) {
+      } else if (impl == kCopy) {
         if (!fx.copy_loop) fx.copy_loop = std::make_unique<worker::CopyLoop>(report.problem.FootprintBytes());
         worker::CopyLoop* loop = fx.copy_loop.get();
         registered = benchmark::RegisterBenchmark(name.c_str(), [loop](benchmark::State& state) {
           for (auto _ : state) loop->Run();
         });
-      } else if (std::string(impl) == "mtune") {
-        if (!fx.kernel) continue;
-        Fixture* f = &fx;
-        registered = benchmark::RegisterBenchmark(name.c_str(), [f](benchmark::State& state) {
+      } else if (impl == "mtune" || impl.starts_with("variant")) {
+        auto it = fx.kernels.find(impl);
+        if (it == fx.kernels.end()) continue;
+        worker::JitKernel* kernel = it->second.get();
+        std::vector<void*>* args = &fx.args;
+        registered = benchmark::RegisterBenchmark(name.c_str(), [kernel, args](benchmark::State& state) {
           for (auto _ : state) {
-            f->kernel->Call(f->args);
+            kernel->Call(*args);
             benchmark::ClobberMemory();
           }
         });
@@ -292,7 +316,7 @@ void TimeProblem(const Flags& flags, ProblemReport& report, Fixture& fx) {
   CollectingReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
   benchmark::ClearRegisteredBenchmarks();
-  for (const char* impl : TimedNames(report)) {
+  for (const std::string& impl : TimedNames(report)) {
     std::vector<double> round_medians_s;
     std::map<int, double> by_round_s;
     for (int round = 0; round < flags.rounds; ++round) {
@@ -305,12 +329,12 @@ void TimeProblem(const Flags& flags, ProblemReport& report, Fixture& fx) {
         report.impls[impl] = {"error", err->second};
     }
     if (round_medians_s.empty()) continue;
-    if (std::string(impl) == kFmaPeak) {
+    if (impl == kFmaPeak) {
       report.fma_peak_gflops = report.problem.Flops() / Median(round_medians_s) / 1e9;
       report.fma_by_round_s = std::move(by_round_s);
       continue;
     }
-    if (std::string(impl) == kCopy) {
+    if (impl == kCopy) {
       report.copy_gbps_at_footprint = fx.copy_loop->bytes() / Median(round_medians_s) / 1e9;
       report.copy_by_round_s = std::move(by_round_s);
       report.copy_bytes = fx.copy_loop->bytes();
@@ -422,6 +446,26 @@ std::vector<GoalRow> GoalRows(const std::vector<ProblemReport>& reports) {
   return rows;
 }
 
+// The --variant kernels, each against mtune's kernel and oneDNN in the same rounds.
+void PrintVariants(const Flags& flags, const std::vector<ProblemReport>& reports) {
+  if (flags.variants.empty()) return;
+  std::printf("\n--variant kernels (the default candidate with these knobs), timed in the same "
+              "rounds; var/mt and var/dnn paired by round:\n");
+  for (size_t v = 0; v < flags.variants.size(); ++v)
+    std::printf("  %s: %s\n", VariantName(v).c_str(), flags.variants[v].c_str());
+  constexpr const char* kVariantFormat = "%-26s %-40s %-9s %11s %7s %7s\n";
+  std::printf(kVariantFormat, "family", "shape", "variant", "figure", "var/mt", "var/dnn");
+  for (const ProblemReport& r : reports) {
+    for (size_t v = 0; v < r.variants.size(); ++v) {
+      const std::string name = VariantName(v);
+      std::printf(kVariantFormat, r.problem.family.c_str(), ShortShape(r.problem).c_str(),
+                  name.c_str(), FigureCell(r, name).c_str(),
+                  Cell(PairedSpeedup(RoundsOf(r, name), RoundsOf(r, "mtune"))).c_str(),
+                  Cell(PairedSpeedup(RoundsOf(r, name), RoundsOf(r, "onednn"))).c_str());
+    }
+  }
+}
+
 void PrintReport(const Flags& flags, const std::vector<ProblemReport>& reports,
                  const mtune::v1::Calibration& calibration, const std::string& cpu_name) {
   std::printf("\nmtune vs oneDNN and Eigen, f32, one thread on one pinned core (cpu %d, %s)\n",
@@ -457,15 +501,19 @@ void PrintReport(const Flags& flags, const std::vector<ProblemReport>& reports,
               "both timed in the row's rounds and paired by round; copy@fp is the "
               "transpose goal's yardstick too\n");
 
+  PrintVariants(flags, reports);
+
   std::printf("\ngoals (issue 3, figures to reach):\n");
   for (const GoalLine& goal : EvaluateGoals(GoalRows(reports)))
     std::printf("  %-68s %-8s %s\n", goal.goal.c_str(), goal.verdict.c_str(), goal.detail.c_str());
 
   std::printf("\nverification (max scaled error vs mtune's reference) and how each computes:\n");
   for (const ProblemReport& r : reports) {
-    for (const char* impl : kImplementations) {
+    std::vector<std::string> impls(std::begin(kImplementations), std::end(kImplementations));
+    for (size_t v = 0; v < r.variants.size(); ++v) impls.push_back(VariantName(v));
+    for (const std::string& impl : impls) {
       const ImplState& s = r.impls.at(impl);
-      std::printf("  %-60s %-7s %-13s %s\n", r.problem.Key().c_str(), impl, s.status.c_str(),
+      std::printf("  %-60s %-8s %-13s %s\n", r.problem.Key().c_str(), impl.c_str(), s.status.c_str(),
                   s.status == "ok" ? absl::StrFormat("err %.2g; %s", s.scaled_error, s.detail).c_str()
                                    : s.detail.c_str());
     }
@@ -521,6 +569,16 @@ absl::Status WriteJson(const Flags& flags, const std::vector<ProblemReport>& rep
       if (const double ratio = MtuneOver(r, other); ratio > 0) row[std::string("mtune_over_") + other] = ratio;
     if (r.best) row["best"] = {{"knobs", r.best->knobs}, {"origin", r.best->origin},
                                {"tuned_gflops", r.best->tuned_gflops}};
+    for (size_t v = 0; v < r.variants.size(); ++v) {
+      if (!r.variants[v]) continue;
+      const std::string name = VariantName(v);
+      nlohmann::json variant = {{"knobs", r.variants[v]->knobs}, {"flag", flags.variants[v]}};
+      if (const double ratio = PairedSpeedup(RoundsOf(r, name), RoundsOf(r, "mtune")); ratio > 0)
+        variant["over_mtune"] = ratio;
+      if (const double ratio = PairedSpeedup(RoundsOf(r, name), RoundsOf(r, "onednn")); ratio > 0)
+        variant["over_onednn"] = ratio;
+      row["variants"][name] = variant;
+    }
     if (r.tuned)
       row["tuning"] = {{"tried", r.tuning.tried}, {"ok", r.tuning.ok},
                        {"failures", r.tuning.failures}, {"candidate_s", r.tuning.candidate_s}};
@@ -540,12 +598,39 @@ absl::Status WriteJson(const Flags& flags, const std::vector<ProblemReport>& rep
 
 // --- driver -------------------------------------------------------------------
 
+// Fills report.variants: each --variant's knobs over each problem's default candidate.
+// A malformed flag is an error; a knob a row's template lacks (or a value outside its
+// options) is that row's variant error, as --knob is.
+absl::Status ResolveVariants(const Flags& flags, std::vector<ProblemReport>& reports) {
+  for (size_t v = 0; v < flags.variants.size(); ++v) {
+    auto knobs = ParseKnobList(flags.variants[v]);
+    if (!knobs.ok())
+      return absl::InvalidArgumentError(
+          absl::StrCat("--variant '", flags.variants[v], "': ", knobs.status().message()));
+    if (knobs->empty())
+      return absl::InvalidArgumentError(
+          absl::StrCat("--variant '", flags.variants[v], "': no NAME=VALUE given"));
+    for (ProblemReport& r : reports) {
+      auto kernel = DefaultKernel(r.problem, *knobs);
+      if (kernel.ok()) {
+        kernel->origin = absl::StrCat("--variant ", flags.variants[v]);
+        r.variants.push_back(*kernel);
+      } else {
+        r.variants.push_back(std::nullopt);
+        r.impls[VariantName(v)] = {"error", std::string(kernel.status().message())};
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
 // Fills report.best (and the mtune state when there is no kernel) for every problem.
 absl::Status GetMtuneKernels(const Flags& flags, const mtune::v1::Calibration& calibration,
                              std::vector<ProblemReport>& reports) {
   auto no_template = [](ProblemReport& r, const absl::Status& status) {
     r.impls["mtune"] = {"no template", std::string(status.message())};
   };
+  if (absl::Status resolved = ResolveVariants(flags, reports); !resolved.ok()) return resolved;
   if (!flags.db.empty()) {
     std::vector<strategies::Problem> problems;
     for (const ProblemReport& r : reports) problems.push_back(r.problem);
@@ -730,6 +815,11 @@ int main(int argc, char** argv) {
                               "these knobs changed, for every problem (a knob its template lacks is "
                               "an error in that row); compare two candidates across runs by their "
                               "mt/dnn ratios");
+  app.add_option("--variant", flags.variants,
+                 "\"NAME=VALUE NAME=VALUE ...\" (repeatable): also time the default candidate with "
+                 "these knobs in the same rounds, for every problem, shown as variant1, variant2, "
+                 "... against mtune's kernel and oneDNN (a knob a row's template lacks is an "
+                 "error in that row)");
   db->excludes(app.get_option("--trials"));
   db->excludes(knob);
   CLI11_PARSE(app, argc, argv);

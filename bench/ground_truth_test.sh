@@ -22,7 +22,7 @@ grep -q "knob peel_m2 is derived" "$dir/err" || fail "unexpected message: $(cat 
   --restrict pack_a=yes --restrict contraction_lowering=outerproduct --no-calibrate \
   --min-time 0.01 --cpu -1 --out "$dir/t.csv"
 cat "$dir/t.csv"
-grep -q '^# derived_knobs: peel_m2 copy_back_c$' "$dir/t.csv" || fail "no derived_knobs header"
+grep -q '^# derived_knobs: peel_m2 copy_back_c peel_n2$' "$dir/t.csv" || fail "no derived_knobs header"
 grep '^# knobs:' "$dir/t.csv" | grep -q peel_m2 && fail "a derived knob is in the space"
 [ "$(grep -c ',OK,' "$dir/t.csv")" = 2 ] || fail "expected two OK rows"
 grep -q '""peel_m2"":0,.*""tile_m2"":8,' "$dir/t.csv" || fail "m2 = 8 should not peel"

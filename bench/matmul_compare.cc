@@ -165,18 +165,6 @@ absl::Status UseGivenCandidate(const Flags& flags, std::vector<ShapeReport>& rep
   return absl::OkStatus();
 }
 
-// Parses "NAME=VALUE NAME=VALUE" (spaces or commas between pairs).
-absl::StatusOr<std::map<std::string, std::string>> ParseKnobList(absl::string_view text) {
-  std::map<std::string, std::string> knobs;
-  for (absl::string_view item : absl::StrSplit(text, absl::ByAnyChar(" ,"), absl::SkipEmpty())) {
-    std::pair<std::string, std::string> kv = absl::StrSplit(item, absl::MaxSplits('=', 1));
-    if (kv.first.empty() || kv.second.empty())
-      return absl::InvalidArgumentError(absl::StrCat("'", item, "': want NAME=VALUE"));
-    knobs[kv.first] = kv.second;
-  }
-  return knobs;
-}
-
 // Resolves every --variant for every shape: the default template's valid default
 // candidate with the variant's knobs, as `mtune measure --knob` resolves them.
 absl::Status ResolveVariants(const Flags& flags, std::vector<ShapeReport>& reports) {

@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "client/measure_command.h"
 #include "db/export.h"
@@ -250,6 +251,17 @@ absl::StatusOr<BestKernel> DefaultKernel(const strategies::Problem& problem,
   return BestKernel{resolved->script, strategies::ValuesOf(resolved->candidate), 0,
                     absl::StrCat(knobs.empty() ? "template default (" : "given knobs (",
                                  resolved->candidate.template_name(), ")")};
+}
+
+absl::StatusOr<std::map<std::string, std::string>> ParseKnobList(absl::string_view text) {
+  std::map<std::string, std::string> knobs;
+  for (absl::string_view item : absl::StrSplit(text, absl::ByAnyChar(" ,"), absl::SkipEmpty())) {
+    std::pair<std::string, std::string> kv = absl::StrSplit(item, absl::MaxSplits('=', 1));
+    if (kv.first.empty() || kv.second.empty())
+      return absl::InvalidArgumentError(absl::StrCat("'", item, "': want NAME=VALUE"));
+    knobs[kv.first] = kv.second;
+  }
+  return knobs;
 }
 
 absl::StatusOr<std::vector<std::optional<BestKernel>>> LoadBestKernels(

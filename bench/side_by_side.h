@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "benchmark/benchmark.h"
 #include "proto/mtune.pb.h"
 #include "strategies/candidate.h"
@@ -90,6 +92,10 @@ absl::Status TuneProblem(const strategies::Problem& problem, const TuneOptions& 
 // the template does not have or a value outside its options.
 absl::StatusOr<BestKernel> DefaultKernel(const strategies::Problem& problem,
                                          const std::map<std::string, std::string>& knobs = {});
+
+// "NAME=VALUE NAME=VALUE ..." (spaces or commas between items) as name -> value, for
+// --variant flags.
+absl::StatusOr<std::map<std::string, std::string>> ParseKnobList(absl::string_view text);
 
 // For each problem, the best OK result `path` holds (exported best-strategy database,
 // a row tuned on this CPU model preferred; or a coordinator store, any target), or

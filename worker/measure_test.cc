@@ -1,5 +1,8 @@
 #include "worker/measure.h"
 
+#include <set>
+#include <string>
+
 #include "gtest/gtest.h"
 #include "strategies/default_candidate.h"
 #include "strategies/knob_space.h"
@@ -28,7 +31,14 @@ mtune::v1::Task TaskFor(const std::string& key, strategies::KnobValues overrides
   // The valid default for this problem (the template's values may break a
   // constraint for a small shape), then the test's own choices.
   strategies::KnobValues values = strategies::DefaultCandidate(*space).value_or(strategies::NearestDefaults(*space));
-  for (const auto& [name, value] : overrides) values[name] = value;
+  std::set<std::string> overridden;
+  for (const auto& [name, value] : overrides) {
+    values[name] = value;
+    overridden.insert(name);
+  }
+  // Knobs the constraints fix (peel_m2, peel_n2, copy_back_c) follow the test's
+  // choices, as `mtune measure --knob` solves them, unless the test sets them itself.
+  values = strategies::SolveDerivedKnobs(*space, values, overridden).value_or(values);
   auto script = strategies::Instantiate(tpl->text, *problem, values);
   EXPECT_TRUE(script.ok()) << script.status();
   mtune::v1::Task task;

@@ -176,5 +176,53 @@ INSTANTIATE_TEST_SUITE_P(
       return absl::StrCat(info.param.substr(0, info.param.find(':')), "_", info.index);
     });
 
+// matmul_packed with every cache tile the whole of its odd dimension: nothing is
+// padded, and both register-tile loops end in a peeled one-row / one-column tile
+// (peel_m2, peel_n2), in both loop orders, with and without A packed. A one-row tile
+// once made the final lowering patterns run until the sandbox killed them.
+class ExactCacheTiles : public testing::TestWithParam<std::string> {};
+
+TEST_P(ExactCacheTiles, PeelBothRegisterTileLoops) {
+  auto loaded = LoadDefaultTemplate(GetParam());
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  const auto& [problem, tpl, space, defaults] = *loaded;
+  ASSERT_EQ(tpl.name, "matmul_packed");
+  for (const char* order : {"mnk", "nmk"}) {
+    for (const char* pack_a : {"yes", "no"}) {
+      strategies::KnobValues values = defaults;
+      values["tile_m1"] = "17";
+      values["tile_n1"] = "33";
+      values["tile_k1"] = "13";
+      values["tile_m2"] = "8";
+      values["tile_n2"] = "32";
+      values["tile_k2"] = "1";
+      values["loop_order"] = order;
+      values["pack_a"] = pack_a;
+      auto solved = strategies::SolveDerivedKnobs(space, values);
+      ASSERT_TRUE(solved.has_value()) << "constraints reject" << Describe(values);
+      EXPECT_EQ(solved->at("peel_m2"), "1");
+      EXPECT_EQ(solved->at("peel_n2"), "1");
+      EXPECT_EQ(solved->at("copy_back_c"), "0");
+      EXPECT_EQ(MeasureCandidate(tpl, problem, *solved), "") << Describe(*solved);
+    }
+  }
+  // A peeled n tile must be a power of two wide: with 64-wide register tiles, the
+  // whole 33-column cache tile would be one 33-wide peeled tile.
+  strategies::KnobValues odd = defaults;
+  odd["tile_m1"] = "17";
+  odd["tile_n1"] = "33";
+  odd["tile_m2"] = "4";
+  odd["tile_n2"] = "64";
+  EXPECT_FALSE(strategies::SolveDerivedKnobs(space, odd).has_value()) << Describe(odd);
+}
+
+INSTANTIATE_TEST_SUITE_P(Layouts, ExactCacheTiles,
+                         testing::Values("matmul:m=17,n=33,k=13:f32",
+                                         "matmul_transpose_a:m=17,n=33,k=13:f32",
+                                         "matmul_transpose_b:m=17,n=33,k=13:f32"),
+                         [](const testing::TestParamInfo<std::string>& info) {
+                           return info.param.substr(0, info.param.find(':'));
+                         });
+
 }  // namespace
 }  // namespace mtune::worker

@@ -29,7 +29,11 @@
 // Option sets written as strings are expanded per problem by mtune (see
 // strategies/knob_space.h): each cache tile may also be its whole dimension rounded
 // up a little (roundup), so that an odd size such as 513x257x129 is one tile in n and
-// k padded by a few percent, instead of several tiles each padded and copied.
+// k padded by a few percent, instead of several tiles each padded and copied, or the
+// whole dimension exactly (roundup(X, 1)), with the partial register tiles of m and n
+// peeled (peel_m2, peel_n2): then C is not padded, so not copied in and out, and A and
+// B are read by the packing copies directly (a level-1 pad in k alone folds into
+// those reads).
 // Constraints between knobs are upstream `transform.smt.constrain_params` ops: mtune evaluates them per problem and prunes
 // candidates that break them before any compile (see strategies/param_constraint.h),
 // and removes them from the instantiated script. The `selected` values are the
@@ -42,9 +46,9 @@ module attributes {transform.with_named_sequence} {
   transform.named_sequence @__transform_main(%root: !transform.any_op {transform.consumed}) {
     %matmul = transform.structured.match ops{["linalg.matmul"]} in %root : (!transform.any_op) -> !transform.any_op
 
-    %tm1 = transform.tune.knob<"tile_m1"> = 128 from options = "32, 48, 64, 96, 128, 192, 256, 384, 512, roundup(m, 8)" -> !transform.param<i64>
-    %tn1 = transform.tune.knob<"tile_n1"> = 512 from options = "32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048, 4096, roundup(n, 32)" -> !transform.param<i64>
-    %tk1 = transform.tune.knob<"tile_k1"> = 512 from options = "32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048, 4096, roundup(k, 16)" -> !transform.param<i64>
+    %tm1 = transform.tune.knob<"tile_m1"> = 128 from options = "32, 48, 64, 96, 128, 192, 256, 384, 512, roundup(m, 8), roundup(m, 1)" -> !transform.param<i64>
+    %tn1 = transform.tune.knob<"tile_n1"> = 512 from options = "32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048, 4096, roundup(n, 32), roundup(n, 16), roundup(n, 1)" -> !transform.param<i64>
+    %tk1 = transform.tune.knob<"tile_k1"> = 512 from options = "32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048, 4096, roundup(k, 16), roundup(k, 8), roundup(k, 1)" -> !transform.param<i64>
     %tm2 = transform.tune.knob<"tile_m2"> = 8 from options = [4, 6, 8, 12, 16] -> !transform.param<i64>
     %tn2 = transform.tune.knob<"tile_n2"> = 32 from options = [16, 32, 64] -> !transform.param<i64>
     // Whether the m2 loop ends in a partial register tile that is peeled off into a
@@ -60,12 +64,20 @@ module attributes {transform.with_named_sequence} {
     // tile_k1 = 256, two 1 MiB round trips, and the n-outer order measured 0.79x of
     // itself without them. Derived, like peel_m2.
     %cpad = transform.tune.knob<"copy_back_c"> = 0 from options = [0, 1] {mtune.derived} -> !transform.param<i64>
+    // The same peeling for the n2 loop (1 exactly when n2 does not divide n1), so that
+    // a cache tile may be the whole of an odd n: 513x257x129 with exact cache tiles
+    // (m1 = 513, n1 = 257, k1 = 129, k2 = 1, A not packed) pads nothing, copies no C
+    // tile, and measured 0.99x oneDNN where padding to 520 x 288 x 144 measured 0.70x
+    // (paired rounds). The peeled tile is n1 % n2 columns wide; only a power of two is
+    // allowed: at 127x255x513, n1 = 255 (a 31-wide tile) measured 0.58x of n1 = 256.
+    %peeln = transform.tune.knob<"peel_n2"> = 0 from options = [0, 1] {mtune.derived} -> !transform.param<i64>
     // B stored transposed (matmul_transpose_b): a k2 of 4 or more makes B's packing a
     // transposing copy that measured 4x slower (27 against 112 GFLOP/s at 512^3), so
     // k2 is 1 there; for the other layouts the default packs A with k2 = 8.
     %tk2 = transform.tune.knob<"tile_k2"> = 8 from options = [1, 2, 4, 8, 16] {mtune.only_for = ["matmul", "matmul_transpose_a"], mtune.otherwise = 1 : i64} -> !transform.param<i64>
 
-    // Register tiles divide the n and k cache tiles. The accumulator tile plus one row of B
+    // Register tiles divide the k cache tile, and the n one up to a peeled power-of-two
+    // remainder (peel_n2). The accumulator tile plus one row of B
     // and one broadcast of A fit the 32 zmm registers of 64 bytes:
     // (m2 + 1) * n2 * acc_bytes <= 31 * 64 (8x32 or 12x32 or 6x64 f32, 8x16 f64);
     // beyond that the k loop spills on every step, which measured 0.43 of peak for an
@@ -76,9 +88,9 @@ module attributes {transform.with_named_sequence} {
     // tile may add at most a quarter of it (4 * padded <= 5 * dim), except for tiles of up to
     // 48, so that a small dimension always has a choice: 513x257x129 padded to
     // 768x512x512 by the default tiles did 6x the useful work, at 0.15x oneDNN.
-    transform.smt.constrain_params(%tm1, %tn1, %tk1, %tm2, %tn2, %tk2, %peel, %cpad)
-        : (!transform.param<i64>, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>) -> () {
-    ^bb0(%m1: !smt.int, %n1: !smt.int, %k1: !smt.int, %m2: !smt.int, %n2: !smt.int, %k2: !smt.int, %pm: !smt.int, %pc: !smt.int):
+    transform.smt.constrain_params(%tm1, %tn1, %tk1, %tm2, %tn2, %tk2, %peel, %cpad, %peeln)
+        : (!transform.param<i64>, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>) -> () {
+    ^bb0(%m1: !smt.int, %n1: !smt.int, %k1: !smt.int, %m2: !smt.int, %n2: !smt.int, %k2: !smt.int, %pm: !smt.int, %pc: !smt.int, %pn: !smt.int):
       %m = smt.declare_fun "m" : !smt.int
       %n = smt.declare_fun "n" : !smt.int
       %k = smt.declare_fun "k" : !smt.int
@@ -140,7 +152,18 @@ module attributes {transform.with_named_sequence} {
       %c_whole = smt.and %m_whole, %n_whole
       %copied = smt.eq %pc, %one : !smt.int
       %copy_iff_padded = smt.xor %c_whole, %copied
-      %all = smt.and %n_divides, %k_divides, %acc_fits, %panel_fits, %a_fits, %peel_iff_partial, %m_ok, %n_ok, %k_ok, %copy_iff_padded
+      %npeeled = smt.eq %pn, %one : !smt.int
+      %peeln_iff_partial = smt.xor %n_divides, %npeeled
+      %two = smt.int.constant 2
+      %eight = smt.int.constant 8
+      %sixteen = smt.int.constant 16
+      %n_rem1 = smt.eq %n_rem, %one : !smt.int
+      %n_rem2 = smt.eq %n_rem, %two : !smt.int
+      %n_rem4 = smt.eq %n_rem, %four : !smt.int
+      %n_rem8 = smt.eq %n_rem, %eight : !smt.int
+      %n_rem16 = smt.eq %n_rem, %sixteen : !smt.int
+      %n_rem_ok = smt.or %n_divides, %n_rem1, %n_rem2, %n_rem4, %n_rem8, %n_rem16
+      %all = smt.and %peeln_iff_partial, %n_rem_ok, %k_divides, %acc_fits, %panel_fits, %a_fits, %peel_iff_partial, %m_ok, %n_ok, %k_ok, %copy_iff_padded
       smt.assert %all
     }
 
@@ -174,12 +197,14 @@ module attributes {transform.with_named_sequence} {
       %t, %l:3 = transform.structured.tile_using_for %padded1 tile_sizes [%tm2, %tn2, %tk2]
         : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>)
         -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+      transform.include @peel_if failures(propagate) (%l#1, %peeln) : (!transform.any_op, !transform.param<i64>) -> ()
       transform.include @peel_if failures(propagate) (%l#0, %peel) : (!transform.any_op, !transform.param<i64>) -> ()
     }, {
       %t, %l:3 = transform.structured.tile_using_for %padded1 tile_sizes [%tm2, %tn2, %tk2] interchange = [1, 0, 2]
         : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>)
         -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
       transform.include @peel_if failures(propagate) (%l#1, %peel) : (!transform.any_op, !transform.param<i64>) -> ()
+      transform.include @peel_if failures(propagate) (%l#0, %peeln) : (!transform.any_op, !transform.param<i64>) -> ()
     }
     // The register-tile matmuls: the tiled one and, when peeled, its partial tile (the
     // only linalg.matmul ops left; peeling invalidated the handles tiling returned).
@@ -259,6 +284,11 @@ module attributes {transform.with_named_sequence} {
       transform.apply_patterns.vector.lower_outerproduct
       transform.apply_patterns.vector.lower_broadcast
       transform.apply_patterns.vector.lower_shape_cast
+    } : !transform.any_op
+    // Canonicalization on its own: in one set with the lowerings above it never
+    // converged on a peeled one-row register tile (m1 % m2 = 1, vector<1xf32>
+    // operands; the interpreter ran until killed at 19 GiB).
+    transform.apply_patterns to %kernel {
       transform.apply_patterns.canonicalization
     } : !transform.any_op
 
