@@ -138,5 +138,43 @@ TEST(BenchFamilies, TinyRunVerifiesEveryBaselineAndPrintsTheTable) {
   }
 }
 
+// --variant: each variant is compiled, verified and timed in the same rounds as
+// mtune's kernel, with its ratios paired by round; a knob a row's template lacks is
+// that row's error, and a malformed flag stops the run before any timing.
+TEST(BenchFamilies, VariantsAreVerifiedAndTimedBesideTheKernel) {
+  const std::string dir = testing::MakeTempDir("bench_families_variants");
+  const std::string json_path = dir + "/out.json";
+  testing::Subprocess run(
+      {MTUNE_BENCH_FAMILIES_BIN, "--problems", "matmul:m=17,n=33,k=13:f32,copy_2d:m=24,n=40:f32",
+       "--trials", "0", "--rounds", "2", "--min-time", "0.003", "--quick-calibration", "--cpu",
+       "-1", "--json", json_path, "--variant", "tile_m1=17 tile_n1=33 tile_k1=13 tile_k2=1"},
+      dir + "/log.txt");
+  const int status = run.Wait(240);
+  const std::string log = run.Log();
+  ASSERT_TRUE(WIFEXITED(status)) << log;
+  ASSERT_EQ(WEXITSTATUS(status), 0) << log;
+  EXPECT_THAT(log, HasSubstr("var/mt"));
+  const nlohmann::json root = nlohmann::json::parse(testing::ReadFile(json_path));
+  ASSERT_EQ(root["problems"].size(), 2u);
+  const nlohmann::json& matmul = root["problems"][0];
+  const nlohmann::json& variant = matmul["implementations"]["variant1"];
+  EXPECT_TRUE(variant["verified"].get<bool>()) << variant.dump();
+  EXPECT_GT(variant.value("figure", 0.0), 0.0);
+  EXPECT_GT(matmul["variants"]["variant1"].value("over_mtune", 0.0), 0.0) << matmul.dump();
+  EXPECT_EQ(matmul["variants"]["variant1"]["knobs"]["tile_n1"], "33");
+  const nlohmann::json& copy = root["problems"][1]["implementations"]["variant1"];
+  EXPECT_EQ(copy["status"], "error") << copy.dump();
+  EXPECT_THAT(copy["detail"].get<std::string>(), HasSubstr("has no knob"));
+
+  testing::Subprocess bad({MTUNE_BENCH_FAMILIES_BIN, "--problems", "copy_2d:m=24,n=40:f32",
+                           "--trials", "0", "--quick-calibration", "--cpu", "-1", "--variant",
+                           "tile_m1"},
+                          dir + "/bad.txt");
+  const int bad_status = bad.Wait(120);
+  ASSERT_TRUE(WIFEXITED(bad_status)) << bad.Log();
+  EXPECT_NE(WEXITSTATUS(bad_status), 0);
+  EXPECT_THAT(bad.Log(), HasSubstr("--variant 'tile_m1'"));
+}
+
 }  // namespace
 }  // namespace mtune::bench
