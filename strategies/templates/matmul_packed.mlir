@@ -206,8 +206,9 @@ module attributes {transform.with_named_sequence} {
       transform.include @peel_if failures(propagate) (%l#1, %peel) : (!transform.any_op, !transform.param<i64>) -> ()
       transform.include @peel_if failures(propagate) (%l#0, %peeln) : (!transform.any_op, !transform.param<i64>) -> ()
     }
-    // The register-tile matmuls: the tiled one and, when peeled, its partial tile (the
-    // only linalg.matmul ops left; peeling invalidated the handles tiling returned).
+    // The register-tile matmuls: the tiled one and, when peeled, its partial tiles (up
+    // to four with both loops peeled; the only linalg.matmul ops left, and peeling
+    // invalidated the handles tiling returned).
     %tiled2 = transform.structured.match ops{["linalg.matmul"]} in %func1 : (!transform.any_op) -> !transform.any_op
 
     // Packing: nofold pads of the register-tile operands, hoisted out of the three
@@ -234,8 +235,9 @@ module attributes {transform.with_named_sequence} {
       transform.yield %p : !transform.any_op
     }
 
-    // The partial register tile peeled off (peel_m2) packs the same B panel as the
-    // full ones: one packing loop nest for both.
+    // The partial register tile peeled off the m2 loop (peel_m2) packs the same B
+    // panel as the full ones: one packing loop nest for both. One peeled off the n2
+    // loop (peel_n2) packs its own narrow B sliver.
     transform.apply_cse to %func1 : !transform.any_op
 
     // Vectorize the register tile into one vector.contract and every pad (packing
