@@ -647,10 +647,10 @@ absl::Status GetMtuneKernels(const Flags& flags, const mtune::v1::Calibration& c
   if (!flags.knobs.empty() && flags.trials != 0)
     return absl::InvalidArgumentError("--knob sets the default candidate: it needs --trials 0");
   for (const std::string& knob : flags.knobs) {
-    const size_t eq = knob.find('=');
-    if (eq == std::string::npos || eq == 0)
+    auto parsed = ParseKnobList(knob);
+    if (!parsed.ok() || parsed->size() != 1)
       return absl::InvalidArgumentError(absl::StrCat("--knob '", knob, "': want NAME=VALUE"));
-    knobs[knob.substr(0, eq)] = knob.substr(eq + 1);
+    for (const auto& [name, value] : *parsed) knobs[name] = value;
   }
   worker::Measurer measurer;
   TuneOptions options;

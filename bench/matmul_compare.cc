@@ -172,18 +172,14 @@ absl::Status ResolveVariants(const Flags& flags, std::vector<ShapeReport>& repor
     auto knobs = ParseKnobList(variant);
     if (!knobs.ok())
       return absl::InvalidArgumentError(absl::StrCat("--variant: ", knobs.status().message()));
-    client::MeasureRequest request;
-    request.knobs = *knobs;
     for (ShapeReport& report : reports) {
-      request.problem = report.problem.Key();
-      auto resolved = client::ResolveCandidate(request);
-      if (!resolved.ok())
+      auto kernel = DefaultKernel(report.problem, *knobs);
+      if (!kernel.ok())
         return absl::InvalidArgumentError(absl::StrCat("--variant '", variant, "' for ",
-                                                       request.problem, ": ",
-                                                       resolved.status().message()));
-      report.variants.push_back(BestKernel{resolved->script,
-                                           strategies::ValuesOf(resolved->candidate), 0,
-                                           absl::StrCat("--variant ", variant)});
+                                                       report.problem.Key(), ": ",
+                                                       kernel.status().message()));
+      kernel->origin = absl::StrCat("--variant ", variant);
+      report.variants.push_back(*std::move(kernel));
     }
   }
   return absl::OkStatus();
