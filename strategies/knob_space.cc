@@ -36,6 +36,8 @@ constexpr char kDividesAttr[] = "mtune.divides";
 constexpr char kOnlyForAttr[] = "mtune.only_for";
 constexpr char kOtherwiseAttr[] = "mtune.otherwise";
 constexpr char kDerivedAttr[] = "mtune.derived";
+constexpr char kTilesAttr[] = "mtune.tiles";
+constexpr char kPaddedDefaultAttr[] = "mtune.padded_default";
 // Expanded option sets larger than this are refused: a typo like pow2(1, 1e9) must
 // not turn into an endless space.
 constexpr size_t kMaxOptions = 4096;
@@ -161,8 +163,9 @@ absl::StatusOr<std::vector<int64_t>> ExpandOptionTerm(absl::string_view form, co
 // Expands a string option form: one term, or several separated by top-level commas
 // ("32, 48, 64, roundup(k, 16)"), whose union is the option set in ascending order
 // (duplicates dropped).
-absl::StatusOr<std::vector<int64_t>> ExpandOptionForm(absl::string_view form, const Problem& problem,
-                                                      absl::string_view knob) {
+// Every term's values, in the order written (duplicates kept).
+absl::StatusOr<std::vector<int64_t>> ExpandTermsInOrder(absl::string_view form, const Problem& problem,
+                                                        absl::string_view knob) {
   std::vector<absl::string_view> terms;
   int depth = 0;
   size_t start = 0;
@@ -185,8 +188,16 @@ absl::StatusOr<std::vector<int64_t>> ExpandOptionForm(absl::string_view form, co
     auto expanded = ExpandOptionTerm(term, problem, knob);
     if (!expanded.ok()) return expanded.status();
     values.insert(values.end(), expanded->begin(), expanded->end());
-    if (values.size() > kMaxOptions) break;  // refused below, before sorting a huge set
+    if (values.size() > kMaxOptions) break;  // refused by the caller, before sorting a huge set
   }
+  return values;
+}
+
+absl::StatusOr<std::vector<int64_t>> ExpandOptionForm(absl::string_view form, const Problem& problem,
+                                                      absl::string_view knob) {
+  auto expanded = ExpandTermsInOrder(form, problem, knob);
+  if (!expanded.ok()) return expanded.status();
+  std::vector<int64_t> values = *std::move(expanded);
   std::sort(values.begin(), values.end());
   values.erase(std::unique(values.begin(), values.end()), values.end());
   return values;
@@ -233,6 +244,42 @@ absl::StatusOr<std::vector<mlir::Attribute>> ExpandOptions(KnobOp knob, const Pr
     return absl::InvalidArgumentError(
         absl::StrCat("knob '", name, "' expands to more than ", kMaxOptions, " options"));
   return result;
+}
+
+// The default of a tile knob that declares `mtune.tiles = "DIM"` and
+// `mtune.padded_default = "FORM"`: the template's choice (`default_value`) while it
+// pads DIM by at most an eighth of DIM; otherwise, of the values FORM lists (in order)
+// that are options, the one that pads least, the first among equals. A default made
+// for round shapes (m blocks of 128) would otherwise compute a quarter more than
+// m = 513 needs, when the whole of m (513) pads nothing. Unchanged when no value
+// of FORM is an option.
+absl::Status ApplyPaddedDefault(KnobOp knob, const Problem& problem, KnobSpec& spec) {
+  auto tiles = knob->getAttrOfType<mlir::StringAttr>(kTilesAttr);
+  auto form = knob->getAttrOfType<mlir::StringAttr>(kPaddedDefaultAttr);
+  if (!tiles && !form) return absl::OkStatus();
+  if (!tiles || !form)
+    return absl::InvalidArgumentError(absl::StrCat("knob '", spec.name, "': ", kTilesAttr, " and ",
+                                                   kPaddedDefaultAttr, " go together"));
+  const int64_t dim = problem.Dim(tiles.getValue().str());
+  if (dim <= 0)
+    return absl::InvalidArgumentError(absl::StrCat("knob '", spec.name, "': ", kTilesAttr, " \"",
+                                                   tiles.getValue().str(),
+                                                   "\" is not a dimension of ", problem.family));
+  auto fallbacks = ExpandTermsInOrder(form.getValue().str(), problem, spec.name);
+  if (!fallbacks.ok()) return fallbacks.status();
+  auto padding = [dim](int64_t tile) { return (tile - dim % tile) % tile; };
+  if (std::optional<int64_t> current = IntegerValue(spec.default_value);
+      current && *current > 0 && 8 * padding(*current) <= dim)
+    return absl::OkStatus();
+  std::optional<int64_t> best;
+  for (int64_t value : *fallbacks) {
+    if (value <= 0 || std::find(spec.options.begin(), spec.options.end(), std::to_string(value)) ==
+                          spec.options.end())
+      continue;
+    if (!best || padding(value) < padding(*best)) best = value;
+  }
+  if (best) spec.default_value = std::to_string(*best);
+  return absl::OkStatus();
 }
 
 std::vector<std::string> AlternativeLabels(AlternativesOp op) {
@@ -366,6 +413,10 @@ absl::StatusOr<KnobSpace> ExtractKnobSpace(absl::string_view template_text, cons
       if (auto divides = op->getAttrOfType<mlir::StringAttr>(kDividesAttr))
         spec.divides = divides.getValue().str();
       spec.derived = op->hasAttr(kDerivedAttr);
+      if (absl::Status padded = ApplyPaddedDefault(knob, problem, spec); !padded.ok()) {
+        status = padded;
+        return;
+      }
     } else if (auto alt = llvm::dyn_cast<AlternativesOp>(op)) {
       spec.name = alt.getName().str();
       spec.is_alternatives = true;

@@ -22,6 +22,11 @@
 // knobs through the constraints (e.g. "peel the last register tile" exactly when the
 // register tile does not divide the cache tile); the default repair and `--knob`
 // overrides solve it rather than count it as a changed knob (default_candidate.h).
+// `mtune.tiles = "DIM"` with `mtune.padded_default = "FORM"` on a tile knob: where the
+// template's `selected` tile pads dimension DIM by more than an eighth of it (m = 513
+// in blocks of 128), the default is instead the value of FORM (an option form, read
+// in order: "roundup(m, 1)") that is an option and pads DIM least. The options and
+// the search space are unchanged; only the default candidate moves.
 // Alternatives (`transform.tune.alternatives`) are knobs whose options are their
 // region labels, taken from the op's `mtune.labels` array (else "0", "1", ...).
 //
@@ -55,7 +60,8 @@ struct KnobSpec {
   bool is_alternatives = false;
   // Canonical value texts, in template order.
   std::vector<std::string> options;
-  // The template's `selected` value when it is among `options`, else empty.
+  // The template's `selected` value when it is among `options` (or the value of
+  // `mtune.padded_default` that replaces it for this problem), else empty.
   std::string default_value;
   // The template's `selected` value as written, even when it is not an option for
   // this problem (a 256 tile of k=67); empty when the template selects nothing.
@@ -74,8 +80,8 @@ struct KnobSpace {
 
   // Number of candidates before constraints (saturates at UINT64_MAX).
   uint64_t Size() const;
-  // The template's default candidate exactly as written, if every knob's `selected`
-  // value is an option for this problem and the constraints hold (see
+  // The template's default candidate as written (with `mtune.padded_default` applied),
+  // if every knob's default value is an option for this problem and the constraints hold (see
   // default_candidate.h for the nearest valid candidate otherwise).
   std::optional<KnobValues> Defaults() const;
   // OK when every knob has exactly one value among its options and every

@@ -167,6 +167,37 @@ TEST(KnobSpace, MatmulPackedPrunesSpillingRegisterTilesByAccumulatorType) {
   }
 }
 
+// matmul_packed's cache tiles give way to whole odd dimensions (and k rounded up to
+// 8) where the written tiles would pad by more than an eighth; round shapes keep them.
+TEST(KnobSpace, MatmulPackedDefaultsToExactCacheTilesOnOddShapes) {
+  auto tpl = FindTemplate("matmul_packed");
+  ASSERT_TRUE(tpl.ok()) << tpl.status();
+  struct Expect {
+    std::string key, m1, n1, k1, peel_m2, peel_n2, copy_back_c;
+  };
+  for (const Expect& e : std::vector<Expect>{
+           {"matmul:m=512,n=512,k=512:f32", "128", "512", "512", "0", "0", "0"},
+           {"matmul:m=513,n=257,k=129:f32", "513", "257", "136", "1", "1", "0"},
+           // 255 would leave a 31-column register tile (not a power of two): 256.
+           {"matmul:m=127,n=255,k=513:f32", "128", "256", "520", "0", "0", "1"},
+           {"matmul:m=64,n=512,k=1024:f32", "64", "512", "512", "0", "0", "0"}}) {
+    auto problem = ParseProblemKey(e.key);
+    ASSERT_TRUE(problem.ok()) << e.key;
+    auto space = ExtractKnobSpace(tpl->text, *problem);
+    ASSERT_TRUE(space.ok()) << e.key << ": " << space.status();
+    std::optional<KnobValues> d = DefaultCandidate(*space);
+    ASSERT_TRUE(d.has_value()) << e.key;
+    EXPECT_EQ(d->at("tile_m1"), e.m1) << e.key;
+    EXPECT_EQ(d->at("tile_n1"), e.n1) << e.key;
+    EXPECT_EQ(d->at("tile_k1"), e.k1) << e.key;
+    EXPECT_EQ(d->at("tile_m2"), "8") << e.key;
+    EXPECT_EQ(d->at("tile_n2"), "32") << e.key;
+    EXPECT_EQ(d->at("peel_m2"), e.peel_m2) << e.key;
+    EXPECT_EQ(d->at("peel_n2"), e.peel_n2) << e.key;
+    EXPECT_EQ(d->at("copy_back_c"), e.copy_back_c) << e.key;
+  }
+}
+
 TEST(DefaultCandidate, TakesTheNearestOptionThenTheNearestValidCandidate) {
   // k=67 offers k tiles 32 and 64, so the written 256 becomes 64 (the nearest on a
   // log scale); and a constraint that the written values break is repaired by
@@ -439,6 +470,42 @@ TEST(KnobSpace, OptionFormTermsUniteInAscendingOrderWithRoundedUpDimensions) {
         *problem);
     EXPECT_EQ(status.status().code(), absl::StatusCode::kInvalidArgument) << bad;
   }
+}
+
+// mtune.padded_default: the template's tile stays the default while it pads its
+// dimension by at most an eighth; beyond that, the listed value that pads least.
+TEST(KnobSpace, PaddedDefaultReplacesATileThatPadsMoreThanAnEighth) {
+  auto default_for = [](const std::string& key, const std::string& attrs) -> absl::StatusOr<std::string> {
+    auto problem = ParseProblemKey(key);
+    EXPECT_TRUE(problem.ok()) << key;
+    auto space = ExtractKnobSpace(
+        KnobLines(absl::StrCat("    %a = transform.tune.knob<\"a\"> = 128 from options = \"64, 128, "
+                               "roundup(m, 8), roundup(m, 1)\" ",
+                               attrs, " -> !transform.param<i64>")),
+        *problem);
+    if (!space.ok()) return space.status();
+    return space->knobs[0].default_value;
+  };
+  const std::string attrs = R"a({mtune.tiles = "m", mtune.padded_default = "roundup(m, 8), roundup(m, 1)"})a";
+  EXPECT_EQ(*default_for("matmul:m=512,n=8,k=8:f32", attrs), "128");   // pads nothing
+  EXPECT_EQ(*default_for("matmul:m=1000,n=8,k=8:f32", attrs), "128");  // 24 rows: 2.4 %
+  EXPECT_EQ(*default_for("matmul:m=513,n=8,k=8:f32", attrs), "513");   // 127 rows: 25 %
+  EXPECT_EQ(*default_for("matmul:m=80,n=8,k=8:f32", attrs), "80");     // 48 rows; 80 = roundup(80, 8), listed first
+  EXPECT_EQ(*default_for("matmul:m=513,n=8,k=8:f32",
+                         R"a({mtune.tiles = "m", mtune.padded_default = "roundup(m, 8)"})a"),
+            "520");
+  // Without the attributes, or when no listed value is an option, the template's choice stays.
+  EXPECT_EQ(*default_for("matmul:m=513,n=8,k=8:f32", ""), "128");
+  EXPECT_EQ(*default_for("matmul:m=513,n=8,k=8:f32",
+                         R"a({mtune.tiles = "m", mtune.padded_default = "96"})a"),
+            "128");
+  // The two attributes go together, and the dimension must be the problem's.
+  for (const char* bad : {R"a({mtune.tiles = "m"})a", R"a({mtune.padded_default = "roundup(m, 1)"})a",
+                          R"a({mtune.tiles = "q", mtune.padded_default = "roundup(m, 1)"})a",
+                          R"a({mtune.tiles = "m", mtune.padded_default = "nope(m)"})a"})
+    EXPECT_EQ(default_for("matmul:m=513,n=8,k=8:f32", bad).status().code(),
+              absl::StatusCode::kInvalidArgument)
+        << bad;
 }
 
 TEST(KnobSpace, DivisibilityBetweenWordsAndNonUtf8TextAreErrors) {

@@ -46,9 +46,14 @@ module attributes {transform.with_named_sequence} {
   transform.named_sequence @__transform_main(%root: !transform.any_op {transform.consumed}) {
     %matmul = transform.structured.match ops{["linalg.matmul"]} in %root : (!transform.any_op) -> !transform.any_op
 
-    %tm1 = transform.tune.knob<"tile_m1"> = 128 from options = "32, 48, 64, 96, 128, 192, 256, 384, 512, roundup(m, 8), roundup(m, 1)" -> !transform.param<i64>
-    %tn1 = transform.tune.knob<"tile_n1"> = 512 from options = "32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048, 4096, roundup(n, 32), roundup(n, 16), roundup(n, 1)" -> !transform.param<i64>
-    %tk1 = transform.tune.knob<"tile_k1"> = 512 from options = "32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048, 4096, roundup(k, 16), roundup(k, 8), roundup(k, 1)" -> !transform.param<i64>
+    // Defaults for odd shapes: a cache tile that would pad its dimension by more than an
+    // eighth gives way to the whole dimension (m, n: nothing padded, the partial register
+    // tiles peeled, C used in place) or, for k, to k rounded up to 8 (a pad in k alone
+    // folds into the packing reads and keeps k2 = 8). 513x257x129 then defaults to
+    // m1 = 513, n1 = 257, k1 = 136 instead of 640 x 288 x 144 worth of work.
+    %tm1 = transform.tune.knob<"tile_m1"> = 128 from options = "32, 48, 64, 96, 128, 192, 256, 384, 512, roundup(m, 8), roundup(m, 1)" {mtune.tiles = "m", mtune.padded_default = "roundup(m, 1)"} -> !transform.param<i64>
+    %tn1 = transform.tune.knob<"tile_n1"> = 512 from options = "32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048, 4096, roundup(n, 32), roundup(n, 16), roundup(n, 1)" {mtune.tiles = "n", mtune.padded_default = "roundup(n, 1)"} -> !transform.param<i64>
+    %tk1 = transform.tune.knob<"tile_k1"> = 512 from options = "32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048, 4096, roundup(k, 16), roundup(k, 8), roundup(k, 1)" {mtune.tiles = "k", mtune.padded_default = "roundup(k, 8)"} -> !transform.param<i64>
     %tm2 = transform.tune.knob<"tile_m2"> = 8 from options = [4, 6, 8, 12, 16] -> !transform.param<i64>
     %tn2 = transform.tune.knob<"tile_n2"> = 32 from options = [16, 32, 64] -> !transform.param<i64>
     // Whether the m2 loop ends in a partial register tile that is peeled off into a
