@@ -160,10 +160,8 @@ absl::StatusOr<std::vector<int64_t>> ExpandOptionTerm(absl::string_view form, co
   return values;
 }
 
-// Expands a string option form: one term, or several separated by top-level commas
-// ("32, 48, 64, roundup(k, 16)"), whose union is the option set in ascending order
-// (duplicates dropped).
-// Every term's values, in the order written (duplicates kept).
+// The values of a string option form's terms (one term, or several separated by
+// top-level commas), in the order written, duplicates kept.
 absl::StatusOr<std::vector<int64_t>> ExpandTermsInOrder(absl::string_view form, const Problem& problem,
                                                         absl::string_view knob) {
   std::vector<absl::string_view> terms;
@@ -193,6 +191,8 @@ absl::StatusOr<std::vector<int64_t>> ExpandTermsInOrder(absl::string_view form, 
   return values;
 }
 
+// Expands a string option form ("32, 48, 64, roundup(k, 16)"): the union of its
+// terms' values, in ascending order (duplicates dropped).
 absl::StatusOr<std::vector<int64_t>> ExpandOptionForm(absl::string_view form, const Problem& problem,
                                                       absl::string_view knob) {
   auto expanded = ExpandTermsInOrder(form, problem, knob);
@@ -267,6 +267,9 @@ absl::Status ApplyPaddedDefault(KnobOp knob, const Problem& problem, KnobSpec& s
                                                    "\" is not a dimension of ", problem.family));
   auto fallbacks = ExpandTermsInOrder(form.getValue().str(), problem, spec.name);
   if (!fallbacks.ok()) return fallbacks.status();
+  if (fallbacks->size() > kMaxOptions)
+    return absl::InvalidArgumentError(absl::StrCat("knob '", spec.name, "': ", kPaddedDefaultAttr,
+                                                   " expands to more than ", kMaxOptions, " values"));
   auto padding = [dim](int64_t tile) { return (tile - dim % tile) % tile; };
   if (std::optional<int64_t> current = IntegerValue(spec.default_value);
       current && *current > 0 && 8 * padding(*current) <= dim)
