@@ -246,11 +246,17 @@ void Prepare(const Flags& flags, ProblemReport& report, Fixture& fx) {
   std::vector<double>().swap(ops.scale);
 }
 
+// mtune, the libraries and the --variant kernels of `r`.
+std::vector<std::string> ImplementationNames(const ProblemReport& r) {
+  std::vector<std::string> names(std::begin(kImplementations), std::end(kImplementations));
+  for (size_t i = 0; i < r.variants.size(); ++i) names.push_back(VariantName(i));
+  return names;
+}
+
 // What one round of `r` times: the implementations, and the FMA peak (compute-bound
 // row) or the copy at its footprint (bandwidth-bound row).
 std::vector<std::string> TimedNames(const ProblemReport& r) {
-  std::vector<std::string> names(std::begin(kImplementations), std::end(kImplementations));
-  for (size_t i = 0; i < r.variants.size(); ++i) names.push_back(VariantName(i));
+  std::vector<std::string> names = ImplementationNames(r);
   names.push_back(BandwidthBound(r.problem.family) ? kCopy : kFmaPeak);
   return names;
 }
@@ -509,9 +515,7 @@ void PrintReport(const Flags& flags, const std::vector<ProblemReport>& reports,
 
   std::printf("\nverification (max scaled error vs mtune's reference) and how each computes:\n");
   for (const ProblemReport& r : reports) {
-    std::vector<std::string> impls(std::begin(kImplementations), std::end(kImplementations));
-    for (size_t v = 0; v < r.variants.size(); ++v) impls.push_back(VariantName(v));
-    for (const std::string& impl : impls) {
+    for (const std::string& impl : ImplementationNames(r)) {
       const ImplState& s = r.impls.at(impl);
       std::printf("  %-60s %-8s %-13s %s\n", r.problem.Key().c_str(), impl.c_str(), s.status.c_str(),
                   s.status == "ok" ? absl::StrFormat("err %.2g; %s", s.scaled_error, s.detail).c_str()
