@@ -86,12 +86,16 @@ std::string ProgressBar(uint32_t done, uint32_t total, int width) {
 }
 
 std::string FormatResults(const mtune::v1::ListResultsResponse& results) {
-  std::string out = absl::StrFormat("%-6s %-34s %-17s %10s %8s %10s  %s\n", "job", "problem",
-                                    "status", "GFLOP/s", "roof", "median_ms", "knobs");
+  // Problem keys of convolutions run to 80 characters: the column takes the longest.
+  int key_width = 34;
+  for (const auto& t : results.results())
+    key_width = std::max(key_width, static_cast<int>(t.problem().size()));
+  std::string out = absl::StrFormat("%-6s %-*s %-17s %10s %8s %10s  %s\n", "job", key_width,
+                                    "problem", "status", "GFLOP/s", "roof", "median_ms", "knobs");
   for (const auto& t : results.results()) {
     const auto& r = t.result();
-    absl::StrAppendFormat(&out, "%-6d %-34s %-17s %10.1f %8.2f %10.3f  %s\n", t.job_id(),
-                          t.problem(), StatusName(r.status()), r.gflops(),
+    absl::StrAppendFormat(&out, "%-6d %-*s %-17s %10.1f %8.2f %10.3f  %s\n", t.job_id(),
+                          key_width, t.problem(), StatusName(r.status()), r.gflops(),
                           r.fraction_of_roofline(), r.timing().median_s() * 1e3,
                           t.candidate().canonical_json());
   }
@@ -110,8 +114,11 @@ std::string FormatWorkers(const mtune::v1::ListWorkersResponse& workers) {
 
 std::string FormatProgress(const mtune::v1::Job& job) {
   if (job.progress().empty()) return "";
-  std::string out = absl::StrFormat("  %-40s %13s %7s %22s  %s\n", "problem", "trials", "failed",
-                                    "best GFLOP/s (trial)", "stopped");
+  int key_width = 40;
+  for (const auto& p : job.progress())
+    key_width = std::max(key_width, static_cast<int>(p.problem().size()));
+  std::string out = absl::StrFormat("  %-*s %13s %7s %22s  %s\n", key_width, "problem", "trials",
+                                    "failed", "best GFLOP/s (trial)", "stopped");
   for (const auto& p : job.progress()) {
     const std::string trials = p.trials_planned() > 0
                                    ? absl::StrCat(p.trials_done(), "/", p.trials_planned())
@@ -122,8 +129,8 @@ std::string FormatProgress(const mtune::v1::Job& job) {
     std::string note = p.stopped();
     if (p.warm_start_seeds() > 0)
       note = absl::StrCat(note, note.empty() ? "" : "; ", p.warm_start_seeds(), " warm-start seeds");
-    out += absl::StrFormat("  %-40s %13s %7u %22s  %s\n", p.problem(), trials, p.trials_failed(),
-                           best, note);
+    out += absl::StrFormat("  %-*s %13s %7u %22s  %s\n", key_width, p.problem(), trials,
+                           p.trials_failed(), best, note);
   }
   return out;
 }

@@ -1,0 +1,56 @@
+#include "client/format.h"
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_split.h"
+#include "gtest/gtest.h"
+
+namespace mtune::client {
+namespace {
+
+// Columns after the problem key start at the same place on every row, however long
+// the keys (a 2-D convolution's key runs past 80 characters).
+TEST(FormatProgress, AlignsColumnsPastTheLongestProblemKey) {
+  mtune::v1::Job job;
+  const std::vector<std::string> keys = {
+      "matmul:m=64,n=64,k=64:f32",
+      "conv_2d_nhwc_hwcf:n=1,h=58,w=58,c=64,kh=3,kw=3,f=64,sh=1,sw=1,dh=1,dw=1:f32"};
+  for (const std::string& key : keys) {
+    auto* p = job.add_progress();
+    p->set_problem(key);
+    p->set_trials_done(3);
+    p->set_trials_planned(16);
+    p->set_best_gflops(12.5);
+    p->set_best_trial(2);
+  }
+  std::vector<std::string> lines =
+      absl::StrSplit(FormatProgress(job), '\n', absl::SkipEmpty());
+  ASSERT_EQ(lines.size(), 3u);
+  const size_t column = lines[0].find("trials");
+  ASSERT_NE(column, std::string::npos);
+  for (size_t i = 1; i < lines.size(); ++i) {
+    EXPECT_NE(lines[i].find(keys[i - 1]), std::string::npos) << lines[i];
+    // "trials" is right-aligned in 13 characters, as is "3/16".
+    EXPECT_EQ(lines[i].find("3/16") + 4, column + 6) << lines[i];
+  }
+}
+
+TEST(FormatResults, AlignsColumnsPastTheLongestProblemKey) {
+  mtune::v1::ListResultsResponse results;
+  for (const char* key : {"copy_2d:m=8,n=8:f32",
+                          "conv_2d_nhwc_hwcf:n=1,h=58,w=58,c=64,kh=3,kw=3,f=64,sh=1,sw=1,dh=1,dw=1:f32"}) {
+    auto* t = results.add_results();
+    t->set_job_id(1);
+    t->set_problem(key);
+    t->mutable_result()->set_status(mtune::v1::RESULT_STATUS_OK);
+  }
+  std::vector<std::string> lines =
+      absl::StrSplit(FormatResults(results), '\n', absl::SkipEmpty());
+  ASSERT_EQ(lines.size(), 3u);
+  const size_t column = lines[0].find("status");
+  for (size_t i = 1; i < lines.size(); ++i) EXPECT_EQ(lines[i].find(" ok ") + 1, column) << lines[i];
+}
+
+}  // namespace
+}  // namespace mtune::client
