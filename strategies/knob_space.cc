@@ -35,6 +35,7 @@ constexpr char kLabelsAttr[] = "mtune.labels";
 constexpr char kDividesAttr[] = "mtune.divides";
 constexpr char kOnlyForAttr[] = "mtune.only_for";
 constexpr char kOtherwiseAttr[] = "mtune.otherwise";
+constexpr char kLabelFamiliesAttr[] = "mtune.label_families";
 constexpr char kDerivedAttr[] = "mtune.derived";
 constexpr char kTilesAttr[] = "mtune.tiles";
 constexpr char kPaddedDefaultAttr[] = "mtune.padded_default";
@@ -203,6 +204,67 @@ absl::StatusOr<std::vector<int64_t>> ExpandOptionForm(absl::string_view form, co
   return values;
 }
 
+// `mtune.only_for = ["family", ...]` with `mtune.otherwise = V` on a knob or an
+// alternatives op: a choice that only matters to some of a template's families is
+// the single option V for the others, else each of its options would be a duplicate
+// candidate there (the same code compiled and measured again), or a candidate that
+// cannot be good there. Returns V's text for a family not listed, nullopt for a
+// listed one or an op without the attribute; `options` are the option texts.
+absl::StatusOr<std::optional<std::string>> OnlyForOption(mlir::Operation* op,
+                                                         const std::string& name,
+                                                         const std::vector<std::string>& options,
+                                                         const Problem& problem) {
+  auto only_for = op->getAttrOfType<mlir::ArrayAttr>(kOnlyForAttr);
+  if (!only_for) return std::nullopt;
+  mlir::Attribute otherwise = op->getAttr(kOtherwiseAttr);
+  if (!otherwise ||
+      std::find(options.begin(), options.end(), OptionText(otherwise)) == options.end())
+    return absl::InvalidArgumentError(absl::StrCat("knob '", name, "': ", kOnlyForAttr, " needs ",
+                                                   kOtherwiseAttr, ", one of its options"));
+  bool applies = false;
+  for (mlir::Attribute family : only_for) {
+    auto text = llvm::dyn_cast<mlir::StringAttr>(family);
+    if (!text)
+      return absl::InvalidArgumentError(
+          absl::StrCat("knob '", name, "': ", kOnlyForAttr, " must list family names"));
+    applies |= text.getValue() == problem.family;
+  }
+  if (applies) return std::nullopt;
+  return OptionText(otherwise);
+}
+
+// `mtune.label_families = {LABEL = ["family", ...], ...}` on an alternatives op: a
+// region that only suits some of a template's families (reading an operand in place
+// where another family stores it transposed) is not an option for the others. The
+// default region must stay an option.
+absl::Status KeepLabelsForFamily(AlternativesOp alt, const Problem& problem, KnobSpec& spec) {
+  auto families = alt->getAttrOfType<mlir::DictionaryAttr>(kLabelFamiliesAttr);
+  if (!families) return absl::OkStatus();
+  for (mlir::NamedAttribute entry : families) {
+    const std::string label = entry.getName().str();
+    auto list = llvm::dyn_cast<mlir::ArrayAttr>(entry.getValue());
+    if (std::find(spec.options.begin(), spec.options.end(), label) == spec.options.end() || !list)
+      return absl::InvalidArgumentError(
+          absl::StrCat("alternatives '", spec.name, "': ", kLabelFamiliesAttr,
+                       " must map region labels to lists of families; '", label, "' is not"));
+    bool applies = false;
+    for (mlir::Attribute family : list) {
+      auto text = llvm::dyn_cast<mlir::StringAttr>(family);
+      if (!text)
+        return absl::InvalidArgumentError(absl::StrCat(
+            "alternatives '", spec.name, "': ", kLabelFamiliesAttr, " must list family names"));
+      applies |= text.getValue() == problem.family;
+    }
+    if (applies) continue;
+    if (label == spec.default_value)
+      return absl::InvalidArgumentError(
+          absl::StrCat("alternatives '", spec.name, "': the default region '", label,
+                       "' must be an option for every family (", kLabelFamiliesAttr, ")"));
+    spec.options.erase(std::find(spec.options.begin(), spec.options.end(), label));
+  }
+  return absl::OkStatus();
+}
+
 // The option attributes of a knob for `problem`, in order.
 absl::StatusOr<std::vector<mlir::Attribute>> ExpandOptions(KnobOp knob, const Problem& problem) {
   const std::string name = knob.getName().str();
@@ -222,24 +284,11 @@ absl::StatusOr<std::vector<mlir::Attribute>> ExpandOptions(KnobOp knob, const Pr
   if (result.empty())
     return absl::InvalidArgumentError(
         absl::StrCat("knob '", name, "' has no options for problem ", problem.Key()));
-  // A choice that only matters to some of a template's families is a single,
-  // fixed option for the others: else each of its options would be a duplicate
-  // candidate there, the same code compiled and measured again.
-  if (auto only_for = knob->getAttrOfType<mlir::ArrayAttr>(kOnlyForAttr)) {
-    mlir::Attribute otherwise = knob->getAttr(kOtherwiseAttr);
-    if (!otherwise || std::find(result.begin(), result.end(), otherwise) == result.end())
-      return absl::InvalidArgumentError(absl::StrCat("knob '", name, "': ", kOnlyForAttr, " needs ",
-                                                     kOtherwiseAttr, ", one of its options"));
-    bool applies = false;
-    for (mlir::Attribute family : only_for) {
-      auto text = llvm::dyn_cast<mlir::StringAttr>(family);
-      if (!text)
-        return absl::InvalidArgumentError(
-            absl::StrCat("knob '", name, "': ", kOnlyForAttr, " must list family names"));
-      applies |= text.getValue() == problem.family;
-    }
-    if (!applies) result = {otherwise};
-  }
+  std::vector<std::string> texts;
+  for (mlir::Attribute a : result) texts.push_back(OptionText(a));
+  auto only = OnlyForOption(knob, name, texts, problem);
+  if (!only.ok()) return only.status();
+  if (*only) result = {result[std::find(texts.begin(), texts.end(), **only) - texts.begin()]};
   if (result.size() > kMaxOptions)
     return absl::InvalidArgumentError(
         absl::StrCat("knob '", name, "' expands to more than ", kMaxOptions, " options"));
@@ -432,6 +481,16 @@ absl::StatusOr<KnobSpace> ExtractKnobSpace(absl::string_view template_text, cons
       if (auto selected = alt.getSelectedRegionAttr(); selected && selected->getZExtValue() <
                                                                         spec.options.size())
         spec.default_value = spec.options[selected->getZExtValue()];
+      if (absl::Status kept = KeepLabelsForFamily(alt, problem, spec); !kept.ok()) {
+        status = kept;
+        return;
+      }
+      auto only = OnlyForOption(alt, spec.name, spec.options, problem);
+      if (!only.ok()) {
+        status = only.status();
+        return;
+      }
+      if (*only) spec.options = {**only}, spec.default_value = **only;
       spec.selected = spec.default_value;
     } else {
       return;

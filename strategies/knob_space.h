@@ -16,8 +16,12 @@
 // "k", and the derived output extents "oh", "ow" of windowed families). Terms joined
 // by commas ("32, 48, 64, roundup(k, 16)") give the union of their options, in
 // ascending order.
-// `mtune.only_for = ["family", ...]` with `mtune.otherwise = V` on a knob: for any
-// other family the knob has the single option V (a choice that does not apply there).
+// `mtune.only_for = ["family", ...]` with `mtune.otherwise = V` on a knob or an
+// alternatives op: for any other family the knob has the single option V (a choice
+// that does not apply there).
+// `mtune.label_families = {LABEL = ["family", ...]}` on an alternatives op: the region
+// LABEL is an option only for the families listed (the default region must not be
+// restricted).
 // `mtune.derived` on a knob: its value is not a free choice but follows from the other
 // knobs through the constraints (e.g. "peel the last register tile" exactly when the
 // register tile does not divide the cache tile); the default repair and `--knob`

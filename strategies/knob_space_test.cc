@@ -647,6 +647,42 @@ TEST(KnobSpace, OnlyForFixesAKnobForOtherFamilies) {
   }
 }
 
+TEST(KnobSpace, LabelFamiliesDropARegionForOtherFamilies) {
+  auto alternatives = [](const std::string& attrs) {
+    return KnobLines(
+        "    transform.tune.alternatives<\"p\"> selected_region = 0 attributes {mtune.labels = "
+        "[\"no\", \"yes\", \"only\"], " +
+        attrs + "} {\n    transform.yield\n    }, {\n    transform.yield\n    }, {\n"
+                "    transform.yield\n    }");
+  };
+  const std::string restricted = alternatives(R"(mtune.label_families = {only = ["matmul"]})");
+  auto matmul = ExtractKnobSpace(restricted, *ParseProblemKey("matmul:m=8,n=8,k=8:f32"));
+  ASSERT_TRUE(matmul.ok()) << matmul.status();
+  EXPECT_EQ(matmul->knobs[0].options, (std::vector<std::string>{"no", "yes", "only"}));
+  const Problem other = *ParseProblemKey("matmul_transpose_b:m=8,n=8,k=8:f32");
+  auto transposed = ExtractKnobSpace(restricted, other);
+  ASSERT_TRUE(transposed.ok()) << transposed.status();
+  EXPECT_EQ(transposed->knobs[0].options, (std::vector<std::string>{"no", "yes"}));
+  EXPECT_EQ(transposed->knobs[0].default_value, "no");
+  // Bad uses are refused: an unknown label, a value that is not a list of family
+  // names, and a restricted default region.
+  for (const char* bad : {R"(mtune.label_families = {maybe = ["matmul"]})",
+                          R"(mtune.label_families = {only = "matmul"})",
+                          R"(mtune.label_families = {only = [1]})",
+                          R"(mtune.label_families = {no = ["matmul"]})"}) {
+    auto space = ExtractKnobSpace(alternatives(bad), other);
+    EXPECT_EQ(space.status().code(), absl::StatusCode::kInvalidArgument) << bad;
+    EXPECT_NE(space.status().message().find("mtune.label_families"), std::string::npos)
+        << space.status();
+  }
+  // mtune.only_for applies to alternatives as to knobs.
+  auto fixed = ExtractKnobSpace(alternatives(R"(mtune.only_for = ["matmul"], mtune.otherwise = "yes")"),
+                                other);
+  ASSERT_TRUE(fixed.ok()) << fixed.status();
+  EXPECT_EQ(fixed->knobs[0].options, std::vector<std::string>{"yes"});
+  EXPECT_EQ(fixed->knobs[0].default_value, "yes");
+}
+
 TEST(TemplateInstantiator, SplicedScriptsEqualInstantiateForEveryBuiltinTemplate) {
   for (const auto& [key, name] : std::vector<std::pair<std::string, std::string>>{
            {"matmul:m=96,n=80,k=64:f32", "matmul_2level"},
