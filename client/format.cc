@@ -28,6 +28,15 @@ std::string StatusName(mtune::v1::ResultStatus status) {
   return name;
 }
 
+// The width of a table's problem column: `minimum`, or the longest key of `rows`
+// (convolution keys run to 80 characters).
+template <typename Rows>
+int ProblemColumnWidth(const Rows& rows, int minimum) {
+  int width = minimum;
+  for (const auto& row : rows) width = std::max(width, static_cast<int>(row.problem().size()));
+  return width;
+}
+
 }  // namespace
 
 nlohmann::json BestToJson(const mtune::v1::BestStrategy& best) {
@@ -86,10 +95,7 @@ std::string ProgressBar(uint32_t done, uint32_t total, int width) {
 }
 
 std::string FormatResults(const mtune::v1::ListResultsResponse& results) {
-  // Problem keys of convolutions run to 80 characters: the column takes the longest.
-  int key_width = 34;
-  for (const auto& t : results.results())
-    key_width = std::max(key_width, static_cast<int>(t.problem().size()));
+  const int key_width = ProblemColumnWidth(results.results(), 34);
   std::string out = absl::StrFormat("%-6s %-*s %-17s %10s %8s %10s  %s\n", "job", key_width,
                                     "problem", "status", "GFLOP/s", "roof", "median_ms", "knobs");
   for (const auto& t : results.results()) {
@@ -114,9 +120,7 @@ std::string FormatWorkers(const mtune::v1::ListWorkersResponse& workers) {
 
 std::string FormatProgress(const mtune::v1::Job& job) {
   if (job.progress().empty()) return "";
-  int key_width = 40;
-  for (const auto& p : job.progress())
-    key_width = std::max(key_width, static_cast<int>(p.problem().size()));
+  const int key_width = ProblemColumnWidth(job.progress(), 40);
   std::string out = absl::StrFormat("  %-*s %13s %7s %22s  %s\n", key_width, "problem", "trials",
                                     "failed", "best GFLOP/s (trial)", "stopped");
   for (const auto& p : job.progress()) {

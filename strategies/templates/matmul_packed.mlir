@@ -19,7 +19,9 @@
 // same for A per (n, k, m) cache tile ([m1/m2][k1/k2][m2][k2]): the register tile's
 // broadcasts then come from one contiguous block instead of m2 rows a whole row
 // stride apart. With tile_k2 >= 8 the packing copies move rows of k2 elements as
-// vectors; with tile_k2 = 1 they gather A one element at a time.
+// vectors; with tile_k2 = 1 they gather A one element at a time. `pack_a = only`
+// packs A and leaves B in place (where few rows of A use B, packing it costs more
+// than it saves).
 //
 // Only the level-2 matmul and the pads are vectorized (not the whole function):
 // vectorizing the level-1 tensor.insert_slice would copy the whole C tile through
