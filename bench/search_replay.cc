@@ -15,6 +15,7 @@
 
 #include "CLI/CLI.hpp"
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
@@ -128,6 +129,33 @@ Replay Run(const Truth& truth, const std::string& algorithm, uint64_t seed, size
   return replay;
 }
 
+// The rows of a prior table as transfer results for `model`: features against the
+// prior table's own problem (free knobs, as Run computes them), scores relative to
+// its best. The same template is required: its knobs are what the features name.
+absl::StatusOr<std::vector<mtune::search::PriorResult>> PriorResults(const std::string& path,
+                                                                     const std::string& template_name,
+                                                                     std::string& problem_key) {
+  auto table = mtune::bench::ReadGroundTruth(path);
+  if (!table.ok()) return table.status();
+  auto problem = mtune::strategies::ParseProblemKey(table->header["problem"]);
+  if (!problem.ok()) return problem.status();
+  problem_key = problem->Key();
+  if (table->header["template"] != template_name)
+    return absl::InvalidArgumentError(absl::StrCat(path, " is a table of template '", table->header["template"],
+                                                   "', not '", template_name, "'"));
+  double best = 0;
+  for (const auto& row : table->rows)
+    if (row.status == "OK") best = std::max(best, row.gflops);
+  std::vector<mtune::search::PriorResult> prior;
+  for (const auto& row : table->rows) {
+    auto values = mtune::search::ValuesFromPoint(table->space, mtune::search::PointAtIndex(table->space, row.index));
+    if (!values.ok()) continue;
+    prior.push_back({mtune::strategies::CandidateFeatures(*problem, *values),
+                     row.status == "OK" && best > 0 ? row.gflops / best : 0.0});
+  }
+  return prior;
+}
+
 double Median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   const size_t n = v.size();
@@ -176,7 +204,16 @@ int main(int argc, char** argv) {
                  "points proposed before their results are observed (a worker pool's window)")
       ->capture_default_str();
   app.add_option("--json", json_out, "also write the figures as JSON here");
+  std::vector<std::string> prior_tables;
+  app.add_option("--prior", prior_tables,
+                 "ground-truth table of another problem of the same template whose results `model` "
+                 "learns from before the first trial (transfer; repeatable; a table is never its own prior)")
+      ->check(CLI::ExistingFile);
   CLI11_PARSE(app, argc, argv);
+  if (knob_features && !prior_tables.empty()) {
+    fprintf(stderr, "mtune-bench-search: --prior needs the problem-aware features (not --knob-features)\n");
+    return 1;
+  }
   mtune::search::SearchOptions base;
   for (const std::string& p : params) {
     if (!SetParam(base, p)) {
@@ -201,6 +238,19 @@ int main(int argc, char** argv) {
       return 1;
     }
     truth.problem = *problem;
+    mtune::search::SearchOptions options = base;
+    std::vector<std::string> priors_used;
+    for (const std::string& prior_path : prior_tables) {
+      std::string prior_key;
+      auto prior = PriorResults(prior_path, truth.table.header["template"], prior_key);
+      if (!prior.ok()) {
+        fprintf(stderr, "mtune-bench-search: --prior %s: %s\n", prior_path.c_str(), prior.status().ToString().c_str());
+        return 1;
+      }
+      if (prior_key == truth.problem.Key()) continue;
+      options.prior.insert(options.prior.end(), prior->begin(), prior->end());
+      priors_used.push_back(prior_key);
+    }
     size_t ok = 0;
     for (const auto& row : truth.table.rows) {
       truth.by_index[row.index] = &row;
@@ -211,6 +261,9 @@ int main(int argc, char** argv) {
     printf("\n%s: %s, %zu candidates (%zu OK), best %.2f GFLOP/s; %d seeds from %llu, batch %zu\n",
            path.c_str(), truth.problem.Key().c_str(), n, ok, truth.optimum, seeds,
            static_cast<unsigned long long>(first_seed), batch);
+    if (!priors_used.empty())
+      printf("model learns first from the results of %s (%zu rows)\n", absl::StrJoin(priors_used, ", ").c_str(),
+             options.prior.size());
     printf("%-11s %12s %12s %16s %16s %12s\n", "algorithm", "trials->95%", "trials->99%",
            "best@5% (% opt)", "p(95% by 5%)", "search ms/tr");
     std::map<std::string, double> median95;
@@ -220,7 +273,7 @@ int main(int argc, char** argv) {
       for (int s = 0; s < seeds; ++s) {
         const size_t cap = std::max<size_t>(five_percent, static_cast<size_t>(max_fraction * n));
         const Replay r = Run(truth, std::string(name), first_seed + static_cast<uint64_t>(s), batch, cap,
-                             five_percent, base, knob_features);
+                             five_percent, options, knob_features);
         t95.push_back(TrialsTo(r, truth.optimum, 0.95, n + 1));
         t99.push_back(TrialsTo(r, truth.optimum, 0.99, n + 1));
         const double b5 = r.best.empty() ? 0 : r.best[std::min(five_percent, r.best.size()) - 1];
@@ -240,7 +293,7 @@ int main(int argc, char** argv) {
       printf("%-11s %12.1f %12.1f %16.1f %16.2f %12.3f\n", std::string(name).c_str(), Median(t95),
              Median(t99), Median(at5), p_hit, 1e3 * search_s / std::max(1.0, trials));
       report.push_back({{"table", path}, {"problem", truth.problem.Key()}, {"candidates", n},
-                        {"algorithm", std::string(name)}, {"seeds", seeds}, {"first_seed", first_seed}, {"batch", batch},
+                        {"algorithm", std::string(name)}, {"prior", priors_used}, {"seeds", seeds}, {"first_seed", first_seed}, {"batch", batch},
                         {"median_trials_to_95", Median(t95)}, {"median_trials_to_99", Median(t99)},
                         {"median_best_at_5pct", Median(at5)}, {"p_95_within_5pct", p_hit},
                         {"search_ms_per_trial", 1e3 * search_s / std::max(1.0, trials)}});

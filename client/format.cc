@@ -133,6 +133,9 @@ std::string FormatProgress(const mtune::v1::Job& job) {
     std::string note = p.stopped();
     if (p.warm_start_seeds() > 0)
       note = absl::StrCat(note, note.empty() ? "" : "; ", p.warm_start_seeds(), " warm-start seeds");
+    if (p.warm_start_prior() > 0)
+      note = absl::StrCat(note, note.empty() ? "" : "; ", "model prior: ", p.warm_start_prior(),
+                          " stored results of nearest problems");
     out += absl::StrFormat("  %-*s %13s %7u %22s  %s\n", key_width, p.problem(), trials,
                            p.trials_failed(), best, note);
   }

@@ -38,7 +38,11 @@ double ExpectedImprovement(const Prediction& p, double best) {
 // anywhere, a share of those swapped for random points so that a wrong model cannot
 // hide a region for ever. Labels are scores
 // relative to the best so far (failures 0), which keeps them in [0, 1] whatever the
-// kernel's GFLOP/s scale.
+// kernel's GFLOP/s scale. With prior results of other problems (transfer), the first
+// model is fitted on them before any result of this problem and proposes the first
+// batch itself (initial_with_prior random points, default none); this problem's
+// results join them as they arrive, and the problem dimensions among the features
+// let the trees tell the problems apart.
 class ModelSearch final : public SearchBase {
  public:
   ModelSearch(const Space& space, const SearchOptions& options)
@@ -57,6 +61,8 @@ class ModelSearch final : public SearchBase {
     const uint64_t one_percent = SpaceSize(space) / 100;
     initial_random_ = static_cast<uint32_t>(
         std::clamp<uint64_t>(one_percent, std::min(params_.initial_random, params_.min_initial), params_.initial_random));
+    ChoosePrior(options.prior);
+    if (!prior_.empty()) initial_random_ = std::min(initial_random_, params_.initial_with_prior);
   }
 
   void Observe(std::span<const Observation> results) override {
@@ -75,7 +81,7 @@ class ModelSearch final : public SearchBase {
       designed_ = true;
       if (params_.initial_design == 1) BalancedDesign();
     }
-    if (queue_.empty() && ok_count_ > 0 && observed_.size() >= initial_random_) Refill();
+    if (queue_.empty() && (ok_count_ > 0 || !prior_.empty()) && observed_.size() >= initial_random_) Refill();
     while (!queue_.empty()) {
       Point next = std::move(queue_.front());
       queue_.pop_front();
@@ -92,6 +98,10 @@ class ModelSearch final : public SearchBase {
   struct Sample {
     Point point;
     double score;
+  };
+  struct PriorSample {
+    std::vector<float> features;
+    double relative;
   };
 
   const std::vector<float>& FeaturesOf(const Point& point) {
@@ -130,6 +140,35 @@ class ModelSearch final : public SearchBase {
       chosen.insert(p);
       queue_.push_back(std::move(p));
     }
+  }
+
+  // The prior results the model learns from: all, or past max_prior the best half of
+  // the cap and a seeded sample of the others (like TrainingSet).
+  void ChoosePrior(const std::vector<PriorResult>& prior) {
+    std::vector<const PriorResult*> kept;
+    for (const PriorResult& r : prior)
+      if (!r.features.empty() && std::isfinite(r.relative_score)) kept.push_back(&r);
+    if (params_.max_prior > 0 && kept.size() > params_.max_prior) {
+      std::stable_sort(kept.begin(), kept.end(), [](const PriorResult* a, const PriorResult* b) {
+        return a->relative_score > b->relative_score;
+      });
+      const size_t top = params_.max_prior / 2;
+      for (size_t i = kept.size(); i > top + 1; --i)
+        std::swap(kept[i - 1], kept[top + UniformBelow(sampler_.rng(), i - top)]);
+      kept.resize(params_.max_prior);
+    }
+    for (const PriorResult* r : kept)
+      prior_.push_back({std::vector<float>(r->features.begin(), r->features.end()),
+                        std::clamp(r->relative_score, 0.0, 1.0)});
+  }
+
+  // The training label of a score relative to the best (0 failed, 1 the best).
+  double Label(double relative) const {
+    if (params_.label_mode == 1) {
+      // log2 of the relative score, failures and anything under 1/64 of the best at -6.
+      return 1.0 + std::max(std::log2(std::max(relative, 1e-12)), -6.0) / 6.0;
+    }
+    return std::pow(relative, params_.label_power);
   }
 
   // Unseen valid points to score: all of them in small spaces, else a random sample
@@ -182,10 +221,21 @@ class ModelSearch final : public SearchBase {
   }
 
   void Refill() {
+    std::vector<Point> pool = Pool();
+    if (pool.empty()) return;
     double best = 0;
     for (const Sample& s : observed_) best = std::max(best, s.score);
     std::vector<std::vector<float>> rows;
     std::vector<float> labels;
+    // Prior results of other problems first (rank labels: their relative score), each
+    // of this problem's feature length (a template that changed since is dropped).
+    const size_t width = FeaturesOf(pool.front()).size();
+    for (const PriorSample& p : prior_) {
+      if (p.features.size() != width) continue;
+      rows.push_back(p.features);
+      const double label = params_.label_mode == 2 ? p.relative : Label(p.relative);
+      labels.push_back(static_cast<float>(params_.objective == 2 ? std::round(20.0 * label) : label));
+    }
     std::vector<double> sorted;
     const std::vector<const Sample*> training = TrainingSet();
     for (const Sample* s : training) sorted.push_back(s->score);
@@ -193,11 +243,8 @@ class ModelSearch final : public SearchBase {
     for (const Sample* sp : training) {
       const Sample& s = *sp;
       rows.push_back(FeaturesOf(s.point));
-      double label = std::pow(s.score / best, params_.label_power);
-      if (params_.label_mode == 1) {
-        // log2 of the relative score, failures and anything under 1/64 of the best at -6.
-        label = 1.0 + std::max(std::log2(std::max(s.score / best, 1e-12)), -6.0) / 6.0;
-      } else if (params_.label_mode == 2) {
+      double label = Label(best > 0 ? s.score / best : 0.0);
+      if (params_.label_mode == 2) {
         const auto rank = std::lower_bound(sorted.begin(), sorted.end(), s.score) - sorted.begin();
         label = sorted.size() > 1 ? double(rank) / double(sorted.size() - 1) : 1.0;
       }
@@ -205,9 +252,9 @@ class ModelSearch final : public SearchBase {
       if (params_.objective == 2) label = std::round(20.0 * label);
       labels.push_back(static_cast<float>(label));
     }
+    if (rows.size() == training.size() && !prior_.empty()) prior_.clear();  // all of another width
+    if (rows.empty()) return;  // random points go on until a result arrives
     if (absl::Status s = ensemble_.Fit(rows, labels); !s.ok()) return Disable(s);
-    std::vector<Point> pool = Pool();
-    if (pool.empty()) return;
     std::vector<std::vector<float>> pool_rows;
     pool_rows.reserve(pool.size());
     for (const Point& p : pool) pool_rows.push_back(FeaturesOf(p));
@@ -216,7 +263,11 @@ class ModelSearch final : public SearchBase {
     std::vector<double> gain(pool.size());
     for (size_t i = 0; i < pool.size(); ++i) {
       const Prediction& p = (*predictions)[i];
-      if (params_.objective != 0)
+      // Before this problem's first result, the prior's own best (label 1) is not a
+      // bar an unseen point has to clear: the first batch goes where it predicts best.
+      if (ok_count_ == 0)
+        gain[i] = p.mean;
+      else if (params_.objective != 0)
         gain[i] = p.mean + std::max(params_.ucb_kappa, 0.0) * p.stddev;
       else
         gain[i] = params_.ucb_kappa < 0 ? ExpectedImprovement(p, 1.0) : p.mean + params_.ucb_kappa * p.stddev;
@@ -352,6 +403,7 @@ class ModelSearch final : public SearchBase {
   const FeatureFn features_;
   GbtEnsemble ensemble_;
   std::vector<Sample> observed_;
+  std::vector<PriorSample> prior_;
   uint64_t ok_count_ = 0;
   std::deque<Point> queue_;
   absl::flat_hash_map<Point, std::vector<float>> feature_cache_;

@@ -129,6 +129,21 @@ struct ModelParams {
   // that option). 0: none.
   uint32_t additive = 0;
   double additive_bonus = 0.1;
+  // Random points before the first model when the search has prior results (other
+  // problems' results, SearchOptions::prior): the prior trains the first model.
+  uint32_t initial_with_prior = 0;
+  // Prior results the model learns from at most: the best half of this and a seeded
+  // sample of the others, so that this problem's own results weigh in as they come.
+  uint32_t max_prior = 256;
+};
+
+// A measured result of another problem (same family and template) that the cost
+// model may learn from before this problem has results of its own: its features,
+// computed against its own problem (so problem dimensions tell the problems apart),
+// and its score relative to the best result of that problem (0 failed, 1 the best).
+struct PriorResult {
+  std::vector<double> features;
+  double relative_score = 0.0;
 };
 
 // Features of a point for the cost model: one row, the same length for every point.
@@ -155,6 +170,9 @@ struct SearchOptions {
   // Cost-model features (problem dimensions, tile footprints, ...). Empty = the knob
   // values themselves (log2 of numeric options, else the option index).
   FeatureFn features;
+  // Results of other problems for `model` to learn from (transfer); ignored by the
+  // other algorithms. Rows whose length differs from `features`' are dropped.
+  std::vector<PriorResult> prior;
 };
 
 // The default features of `point`: per knob, log2 of a positive numeric option, else

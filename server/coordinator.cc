@@ -31,6 +31,8 @@ constexpr uint32_t kGainWarmupTrials = 4;
 // Stored candidates taken from each of the nearest problems when warm starting.
 constexpr uint32_t kWarmStartPerProblem = 4;
 constexpr size_t kWarmStartProblems = 2;
+// Stored results per nearest problem the model may learn from (the best first).
+constexpr uint32_t kWarmStartPriorPerProblem = 1024;
 
 // How far apart two problems of one family are: summed |log2| ratios of their dims.
 double ShapeDistance(const strategies::Problem& a, const strategies::Problem& b) {
@@ -225,9 +227,15 @@ absl::StatusOr<std::unique_ptr<Coordinator::JobRun>> Coordinator::PlanJob(
         search_options.seeds_first.push_back(*point);
     }
     if (spec.warm_start()) {
-      std::vector<search::Point> warm = WarmStartSeeds(*run);
+      const std::vector<std::string> nearest = NearestStoredProblems(*run);
+      std::vector<search::Point> warm = WarmStartSeeds(*run, nearest);
       run->warm_start_seeds = static_cast<uint32_t>(warm.size());
       search_options.seeds_first.insert(search_options.seeds_first.end(), warm.begin(), warm.end());
+      // `model` also learns from those problems' results before its first trial.
+      if (spec.search() == "model") {
+        search_options.prior = WarmStartPrior(*run, nearest);
+        run->warm_start_prior = static_cast<uint32_t>(search_options.prior.size());
+      }
     }
     // The model learns from problem-aware features (tile footprints, intensity).
     const strategies::Problem* problem_ptr = &run->problem;
@@ -252,10 +260,10 @@ absl::StatusOr<std::unique_ptr<Coordinator::JobRun>> Coordinator::PlanJob(
   return job;
 }
 
-std::vector<search::Point> Coordinator::WarmStartSeeds(const ProblemRun& run) const {
-  std::vector<search::Point> seeds;
+std::vector<std::string> Coordinator::NearestStoredProblems(const ProblemRun& run) const {
+  std::vector<std::string> keys_out;
   auto all = store_->AllBest();
-  if (!all.ok()) return seeds;
+  if (!all.ok()) return keys_out;
   // Nearest stored problems of the same family, nearest first (ties by key).
   std::vector<std::pair<double, std::string>> nearest;
   std::set<std::string> keys;
@@ -267,7 +275,14 @@ std::vector<search::Point> Coordinator::WarmStartSeeds(const ProblemRun& run) co
   }
   std::sort(nearest.begin(), nearest.end());
   if (nearest.size() > kWarmStartProblems) nearest.resize(kWarmStartProblems);
-  for (const auto& [distance, key] : nearest) {
+  for (auto& [distance, key] : nearest) keys_out.push_back(std::move(key));
+  return keys_out;
+}
+
+std::vector<search::Point> Coordinator::WarmStartSeeds(const ProblemRun& run,
+                                                       const std::vector<std::string>& nearest) const {
+  std::vector<search::Point> seeds;
+  for (const std::string& key : nearest) {
     auto results = store_->ListResults(0, key, kWarmStartPerProblem * 4);
     if (!results.ok()) continue;
     uint32_t taken = 0;
@@ -283,6 +298,30 @@ std::vector<search::Point> Coordinator::WarmStartSeeds(const ProblemRun& run) co
     }
   }
   return seeds;
+}
+
+std::vector<search::PriorResult> Coordinator::WarmStartPrior(const ProblemRun& run,
+                                                             const std::vector<std::string>& nearest) const {
+  std::vector<search::PriorResult> prior;
+  for (const std::string& key : nearest) {
+    auto other = strategies::ParseProblemKey(key);
+    auto results = store_->ListResults(0, key, kWarmStartPriorPerProblem);
+    if (!other.ok() || !results.ok()) continue;
+    // Scores relative to the best of the same problem on the same target: a slower
+    // machine's results say the same about the knobs as a faster one's.
+    std::map<std::string, double> best_per_target;
+    for (const auto& trial : *results)
+      if (trial.result().status() == mtune::v1::RESULT_STATUS_OK)
+        best_per_target[trial.target_id()] = std::max(best_per_target[trial.target_id()], trial.result().gflops());
+    for (const auto& trial : *results) {
+      const double best = best_per_target[trial.target_id()];
+      if (trial.candidate().template_name() != run.template_name || best <= 0) continue;
+      const bool ok = trial.result().status() == mtune::v1::RESULT_STATUS_OK;
+      prior.push_back({strategies::CandidateFeatures(*other, strategies::ValuesOf(trial.candidate())),
+                       ok ? trial.result().gflops() / best : 0.0});
+    }
+  }
+  return prior;
 }
 
 absl::Status Coordinator::ResumeRunningJobs() {
@@ -363,6 +402,7 @@ absl::StatusOr<mtune::v1::Job> Coordinator::GetJob(int64_t job_id) {
       progress->set_trials_planned(run->budget + run->measured_before);
       progress->set_stopped(run->stopped);
       progress->set_warm_start_seeds(run->warm_start_seeds);
+      progress->set_warm_start_prior(run->warm_start_prior);
     }
   }
   return job;

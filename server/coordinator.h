@@ -164,6 +164,8 @@ class Coordinator {
     std::optional<search::Budget> limits;  // time and patience
     std::string stopped;       // why proposing stopped early (time, patience, shared budget)
     uint32_t warm_start_seeds = 0;
+    // Stored results of the nearest problems given to `model` as its prior.
+    uint32_t warm_start_prior = 0;
     std::vector<double> scores;  // each stored result's GFLOP/s (0: failed), in order
     double best_total_s = 0;     // shortest OK task wall time so far (0: none yet)
   };
@@ -218,8 +220,15 @@ class Coordinator {
   void StopProblemLocked(ProblemRun& run, int64_t job_id, const std::string& why);
   // Counts one stored result of `run` towards its budgets.
   void RecordResultLocked(ProblemRun& run, bool ok, double gflops);
-  // Best stored candidates of the nearest problems, as points of `run`'s space.
-  std::vector<search::Point> WarmStartSeeds(const ProblemRun& run) const;
+  // Keys of the stored problems nearest to `run`'s (same family; its own key first
+  // when it has stored results: an earlier job's results are the nearest there are).
+  std::vector<std::string> NearestStoredProblems(const ProblemRun& run) const;
+  // Best stored candidates of the `nearest` problems, as points of `run`'s space.
+  std::vector<search::Point> WarmStartSeeds(const ProblemRun& run, const std::vector<std::string>& nearest) const;
+  // The `nearest` problems' stored results of `run`'s template, for `model` to learn
+  // from (features against their own problems, scores relative to their best).
+  std::vector<search::PriorResult> WarmStartPrior(const ProblemRun& run,
+                                                  const std::vector<std::string>& nearest) const;
   // Ends the job if every problem is done (caller holds mu_).
   void MaybeFinishLocked(JobRun& job);
   void RequeueLocked(int64_t task_id, const std::string& why);

@@ -326,9 +326,16 @@ TEST_F(Cluster, SearchBudgetsReplayAndExplainThroughTheCli) {
   EXPECT_NE(timed.message().find("time budget of 3 s spent"), std::string::npos) << timed.message();
   EXPECT_LT(timed.trials_done(), 400u);
   EXPECT_LT(timed.finished_unix_s() - timed.created_unix_s(), 3 + 60) << "stopped late";
-  // Warm start: earlier jobs on this problem seeded it.
+  // Warm start: earlier jobs on this problem seeded it, and (a model job) their
+  // stored results were the model's prior, as status says.
   ASSERT_EQ(timed.progress_size(), 1);
   EXPECT_GT(timed.progress(0).warm_start_seeds(), 0u);
+  EXPECT_GT(timed.progress(0).warm_start_prior(), 0u);
+  ASSERT_EQ(RunCommand(cli + "status " + std::to_string(timed.id()) + at, &out), 0) << out;
+  EXPECT_NE(out.find("model prior: " + std::to_string(timed.progress(0).warm_start_prior()) +
+                     " stored results of nearest problems"),
+            std::string::npos)
+      << out;
 
   // Patience: stops after 3 trials in a row without a >1% improvement.
   ASSERT_EQ(RunCommand(cli + "submit" + at + " --problem " + kSmallProblem +
@@ -339,6 +346,7 @@ TEST_F(Cluster, SearchBudgetsReplayAndExplainThroughTheCli) {
   mtune::v1::Job patient = GetJob(SubmittedJobId(out));
   EXPECT_NE(patient.message().find("no improvement in 3 trials"), std::string::npos)
       << patient.message();
+  EXPECT_EQ(patient.progress(0).warm_start_prior(), 0u) << "only model learns from a prior";
   EXPECT_LT(patient.trials_done(), 400u);
 
   // Bad flags are clear errors.
