@@ -227,8 +227,9 @@ class ModelSearch final : public SearchBase {
     for (const Sample& s : observed_) best = std::max(best, s.score);
     std::vector<std::vector<float>> rows;
     std::vector<float> labels;
-    // Prior results of other problems first (rank labels: their relative score), each
-    // of this problem's feature length (a template that changed since is dropped).
+    // Prior results of other problems first (with rank labels, label_mode 2, their
+    // relative score stands for the rank); only rows of this problem's feature length
+    // (a row of a template that has changed since is dropped).
     const size_t width = FeaturesOf(pool.front()).size();
     for (const PriorSample& p : prior_) {
       if (p.features.size() != width) continue;
