@@ -15,7 +15,6 @@
 
 #include "CLI/CLI.hpp"
 #include "absl/strings/numbers.h"
-#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
@@ -129,29 +128,29 @@ Replay Run(const Truth& truth, const std::string& algorithm, uint64_t seed, size
   return replay;
 }
 
-// The rows of a prior table as transfer results for `model`: features against the
-// prior table's own problem (free knobs, as Run computes them), scores relative to
-// its best. The same template is required: its knobs are what the features name.
-absl::StatusOr<std::vector<mtune::search::PriorResult>> PriorResults(const std::string& path,
-                                                                     const std::string& template_name,
-                                                                     std::string& problem_key) {
+// A prior table's rows as transfer results for `model`: features against the prior
+// table's own problem (free knobs, as Run computes them), scores relative to its
+// best. Only tables of the same template are used: its knobs are what features name.
+struct PriorTable {
+  std::string problem_key;
+  std::string template_name;
+  std::vector<mtune::search::PriorResult> results;
+};
+
+absl::StatusOr<PriorTable> ReadPriorTable(const std::string& path) {
   auto table = mtune::bench::ReadGroundTruth(path);
   if (!table.ok()) return table.status();
   auto problem = mtune::strategies::ParseProblemKey(table->header["problem"]);
   if (!problem.ok()) return problem.status();
-  problem_key = problem->Key();
-  if (table->header["template"] != template_name)
-    return absl::InvalidArgumentError(absl::StrCat(path, " is a table of template '", table->header["template"],
-                                                   "', not '", template_name, "'"));
+  PriorTable prior{.problem_key = problem->Key(), .template_name = table->header["template"]};
   double best = 0;
   for (const auto& row : table->rows)
     if (row.status == "OK") best = std::max(best, row.gflops);
-  std::vector<mtune::search::PriorResult> prior;
   for (const auto& row : table->rows) {
     auto values = mtune::search::ValuesFromPoint(table->space, mtune::search::PointAtIndex(table->space, row.index));
     if (!values.ok()) continue;
-    prior.push_back({mtune::strategies::CandidateFeatures(*problem, *values),
-                     row.status == "OK" && best > 0 ? row.gflops / best : 0.0});
+    prior.results.push_back({mtune::strategies::CandidateFeatures(*problem, *values),
+                             row.status == "OK" && best > 0 ? row.gflops / best : 0.0});
   }
   return prior;
 }
@@ -214,6 +213,15 @@ int main(int argc, char** argv) {
     fprintf(stderr, "mtune-bench-search: --prior needs the problem-aware features (not --knob-features)\n");
     return 1;
   }
+  std::vector<PriorTable> priors;
+  for (const std::string& prior_path : prior_tables) {
+    auto prior = ReadPriorTable(prior_path);
+    if (!prior.ok()) {
+      fprintf(stderr, "mtune-bench-search: --prior %s: %s\n", prior_path.c_str(), prior.status().ToString().c_str());
+      return 1;
+    }
+    priors.push_back(*std::move(prior));
+  }
   mtune::search::SearchOptions base;
   for (const std::string& p : params) {
     if (!SetParam(base, p)) {
@@ -240,16 +248,15 @@ int main(int argc, char** argv) {
     truth.problem = *problem;
     mtune::search::SearchOptions options = base;
     std::vector<std::string> priors_used;
-    for (const std::string& prior_path : prior_tables) {
-      std::string prior_key;
-      auto prior = PriorResults(prior_path, truth.table.header["template"], prior_key);
-      if (!prior.ok()) {
-        fprintf(stderr, "mtune-bench-search: --prior %s: %s\n", prior_path.c_str(), prior.status().ToString().c_str());
+    for (const PriorTable& prior : priors) {
+      if (prior.problem_key == truth.problem.Key()) continue;
+      if (prior.template_name != truth.table.header["template"]) {
+        fprintf(stderr, "mtune-bench-search: --prior of %s is a table of template '%s', not '%s'\n",
+                prior.problem_key.c_str(), prior.template_name.c_str(), truth.table.header["template"].c_str());
         return 1;
       }
-      if (prior_key == truth.problem.Key()) continue;
-      options.prior.insert(options.prior.end(), prior->begin(), prior->end());
-      priors_used.push_back(prior_key);
+      options.prior.insert(options.prior.end(), prior.results.begin(), prior.results.end());
+      priors_used.push_back(prior.problem_key);
     }
     size_t ok = 0;
     for (const auto& row : truth.table.rows) {
