@@ -71,6 +71,12 @@ TEST(FamilySuite, GoalsSayMetNotMetAndMissing) {
   EXPECT_THAT(goals[4].detail, HasSubstr("no mtune figure"));
   EXPECT_EQ(goals[5].verdict, "n/a");  // no transpose
 
+  // A figure just under its threshold does not print as the threshold.
+  rows[0].mtune_over_onednn = 0.996;
+  EXPECT_THAT(EvaluateGoals(rows)[0].detail, HasSubstr("geomean 0.996 over 1 rows"));
+  rows[0].fraction_of_peak = 0.849;
+  EXPECT_THAT(EvaluateGoals(rows)[1].detail, HasSubstr("worst 0.849"));
+
   // A geomean names its range, so a row that carries it shows (here a baseline 40x
   // slower than usual on one shape).
   auto conv_a = strategies::ParseProblemKey("conv_1d_nwc_wcf:n=1,w=34,c=8,kw=3,f=16,sw=1,dw=1:f32");

@@ -35,6 +35,14 @@ std::string Missing(const std::vector<const GoalRow*>& rows) {
   return absl::StrJoin(keys, "; ");
 }
 
+// A goal's figure with two decimals, or three where two would print the threshold
+// itself: a geomean of 0.996 against 1.0 reads "0.996 ... NOT met", not "1.00".
+std::string GoalFigure(double value, double threshold) {
+  const bool ambiguous = absl::StrFormat("%.2f", value) == absl::StrFormat("%.2f", threshold) &&
+                         value != threshold;
+  return absl::StrFormat(ambiguous ? "%.3f" : "%.2f", value);
+}
+
 // A goal "every selected row's value >= threshold" (min) or "their geomean >=
 // threshold"; rows without the figures count as not met.
 GoalLine Evaluate(std::string goal, const std::vector<GoalRow>& rows,
@@ -63,7 +71,7 @@ GoalLine Evaluate(std::string goal, const std::vector<GoalRow>& rows,
     if (geomean) {
       const double g = GeomeanOf(values);
       met = g >= threshold;
-      figure = absl::StrFormat("geomean %.2f over %d rows", g, values.size());
+      figure = absl::StrFormat("geomean %s over %d rows", GoalFigure(g, threshold), values.size());
       // The range shows when one row carries the geomean (e.g. a baseline that ran
       // far below its usual speed on one shape).
       if (values.size() > 1) {
@@ -77,7 +85,8 @@ GoalLine Evaluate(std::string goal, const std::vector<GoalRow>& rows,
       }
     } else {
       met = value(*worst) >= threshold;
-      figure = absl::StrFormat("worst %.2f (%s %s)", value(*worst), worst->problem.family,
+      figure = absl::StrFormat("worst %s (%s %s)", GoalFigure(value(*worst), threshold),
+                               worst->problem.family,
                                ShortShape(worst->problem));
     }
   }
