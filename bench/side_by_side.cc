@@ -123,12 +123,14 @@ absl::Status TuneProblem(const strategies::Problem& problem, const TuneOptions& 
   search_options.is_valid = [&](const search::Point& point) {
     return candidates.Complete(point).has_value();
   };
-  // The template's default, or the valid candidate nearest to it, comes first: with
-  // a budget of a few trials, starting from random points would often compare a
-  // pathological kernel.
-  std::optional<strategies::KnobValues> first = strategies::DefaultCandidate(*knobs);
-  if (first) {
-    if (auto point = candidates.PointOf(*first); point.ok())
+  // The template's default, or the valid candidate nearest to it, comes first, then
+  // the template's start points: with a budget of a few trials, starting from random
+  // points would often compare a pathological kernel.
+  const std::vector<strategies::KnobValues> starts = strategies::StartingCandidates(*knobs);
+  const std::optional<strategies::KnobValues> first =
+      starts.empty() ? std::nullopt : std::optional<strategies::KnobValues>(starts.front());
+  for (const strategies::KnobValues& start : starts) {
+    if (auto point = candidates.PointOf(start); point.ok())
       search_options.seeds_first.push_back(*point);
   }
   auto algorithm = search::MakeSearch(options.search, space, search_options);

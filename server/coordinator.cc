@@ -221,9 +221,10 @@ absl::StatusOr<std::unique_ptr<Coordinator::JobRun>> Coordinator::PlanJob(
       return measured.empty() ||
              !measured.contains(strategies::MakeCandidate(template_name, *values).hash());
     };
-    // The template's default (or the valid candidate nearest to it) is tried first.
-    if (auto defaults = strategies::DefaultCandidate(*knobs)) {
-      if (auto point = run->candidates.PointOf(*defaults); point.ok())
+    // The template's default (or the valid candidate nearest to it) is tried first,
+    // then the template's start points.
+    for (const strategies::KnobValues& start : strategies::StartingCandidates(*knobs)) {
+      if (auto point = run->candidates.PointOf(start); point.ok())
         search_options.seeds_first.push_back(*point);
     }
     if (spec.warm_start()) {

@@ -157,4 +157,31 @@ std::optional<KnobValues> DefaultCandidate(const KnobSpace& space) {
   return std::nullopt;
 }
 
+std::vector<KnobValues> StartingCandidates(const KnobSpace& space) {
+  std::vector<KnobValues> starts;
+  std::optional<KnobValues> defaults = DefaultCandidate(space);
+  if (!defaults) return starts;
+  starts.push_back(*defaults);
+  for (const KnobValues& point : space.start_points) {
+    KnobValues values = *defaults;
+    for (const KnobSpec& knob : space.knobs) {
+      auto wanted = point.find(knob.name);
+      if (wanted == point.end() || knob.derived) continue;
+      if (std::find(knob.options.begin(), knob.options.end(), wanted->second) == knob.options.end())
+        continue;
+      if (knob.tiled_extent > 0) {
+        const std::optional<double> tile = Number(wanted->second);
+        if (!tile) continue;
+        const int64_t t = static_cast<int64_t>(*tile);
+        if (8 * ((t - knob.tiled_extent % t) % t) > knob.tiled_extent) continue;
+      }
+      values[knob.name] = wanted->second;
+    }
+    std::optional<KnobValues> solved = SolveDerivedKnobs(space, values);
+    if (solved && std::find(starts.begin(), starts.end(), *solved) == starts.end())
+      starts.push_back(*solved);
+  }
+  return starts;
+}
+
 }  // namespace mtune::strategies

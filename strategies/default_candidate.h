@@ -10,6 +10,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "strategies/knob_space.h"
 
@@ -37,5 +38,13 @@ KnobValues NearestDefaults(const KnobSpace& space);
 // changes: each candidate considered takes the first of their values (its own, then
 // in option order) for which the constraints hold. nullopt when no such candidate exists.
 std::optional<KnobValues> DefaultCandidate(const KnobSpace& space);
+
+// What a search tries before anything else: DefaultCandidate(), then each of the
+// template's `mtune.start_points` (knob_space.h) applied to it, without duplicates.
+// A start point's value that is not an option for this problem, or a tile that would
+// pad its dimension by more than an eighth (the rule `mtune.padded_default` applies
+// to the default), keeps the default's value; derived knobs are solved again, and a
+// point whose constraints cannot hold is left out. Empty when there is no default.
+std::vector<KnobValues> StartingCandidates(const KnobSpace& space);
 
 }  // namespace mtune::strategies

@@ -14,6 +14,8 @@
 #include "absl/strings/strip.h"
 #include "llvm/Support/ConvertUTF.h"
 #include "llvm/Support/raw_ostream.h"
+#include "mlir/Dialect/Transform/IR/TransformDialect.h"
+#include "mlir/Dialect/Transform/IR/TransformOps.h"
 #include "mlir/Dialect/Transform/SMTExtension/SMTExtensionOps.h"
 #include "mlir/Dialect/Transform/TuneExtension/TuneExtensionOps.h"
 #include "mlir/IR/Builders.h"
@@ -36,6 +38,7 @@ constexpr char kDividesAttr[] = "mtune.divides";
 constexpr char kOnlyForAttr[] = "mtune.only_for";
 constexpr char kOtherwiseAttr[] = "mtune.otherwise";
 constexpr char kLabelFamiliesAttr[] = "mtune.label_families";
+constexpr char kStartPointsAttr[] = "mtune.start_points";
 constexpr char kDerivedAttr[] = "mtune.derived";
 constexpr char kTilesAttr[] = "mtune.tiles";
 constexpr char kPaddedDefaultAttr[] = "mtune.padded_default";
@@ -319,6 +322,7 @@ absl::Status ApplyPaddedDefault(KnobOp knob, const Problem& problem, KnobSpec& s
   if (fallbacks->size() > kMaxOptions)
     return absl::InvalidArgumentError(absl::StrCat("knob '", spec.name, "': ", kPaddedDefaultAttr,
                                                    " expands to more than ", kMaxOptions, " values"));
+  spec.tiled_extent = dim;
   auto padding = [dim](int64_t tile) { return (tile - dim % tile) % tile; };
   if (std::optional<int64_t> current = IntegerValue(spec.default_value);
       current && *current > 0 && 8 * padding(*current) <= dim)
@@ -331,6 +335,39 @@ absl::Status ApplyPaddedDefault(KnobOp knob, const Problem& problem, KnobSpec& s
     if (!best || padding(value) < padding(*best)) best = value;
   }
   if (best) spec.default_value = std::to_string(*best);
+  return absl::OkStatus();
+}
+
+// `mtune.start_points` of `@__transform_main` into space.start_points (after the knobs
+// are known, so that a misspelt knob name is an error rather than a point that
+// silently equals the default).
+absl::Status ReadStartPoints(mlir::ModuleOp module, KnobSpace& space) {
+  mlir::Operation* main = nullptr;
+  module->walk([&](mlir::transform::NamedSequenceOp op) {
+    if (op.getSymName() == mlir::transform::TransformDialect::kTransformEntryPointSymbolName)
+      main = op;
+  });
+  if (main == nullptr) return absl::OkStatus();
+  mlir::Attribute attr = main->getAttr(kStartPointsAttr);
+  if (!attr) return absl::OkStatus();
+  auto points = llvm::dyn_cast<mlir::ArrayAttr>(attr);
+  if (!points)
+    return absl::InvalidArgumentError(absl::StrCat(kStartPointsAttr, " must be an array of dictionaries"));
+  for (mlir::Attribute point : points) {
+    auto dict = llvm::dyn_cast<mlir::DictionaryAttr>(point);
+    if (!dict)
+      return absl::InvalidArgumentError(absl::StrCat(kStartPointsAttr, " must be an array of dictionaries"));
+    KnobValues values;
+    for (mlir::NamedAttribute entry : dict) {
+      const std::string name = entry.getName().str();
+      if (std::none_of(space.knobs.begin(), space.knobs.end(),
+                       [&](const KnobSpec& k) { return k.name == name; }))
+        return absl::InvalidArgumentError(
+            absl::StrCat(kStartPointsAttr, " names knob '", name, "', which the template does not declare"));
+      values[name] = OptionText(entry.getValue());
+    }
+    space.start_points.push_back(std::move(values));
+  }
   return absl::OkStatus();
 }
 
@@ -514,6 +551,7 @@ absl::StatusOr<KnobSpace> ExtractKnobSpace(absl::string_view template_text, cons
     space.knobs.push_back(std::move(spec));
   });
   if (!status.ok()) return status;
+  if (absl::Status read = ReadStartPoints(**module, space); !read.ok()) return read;
   for (const KnobSpec& k : space.knobs) {
     if (k.divides.empty()) continue;
     auto other = std::find_if(space.knobs.begin(), space.knobs.end(),

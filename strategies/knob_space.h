@@ -31,6 +31,11 @@
 // in blocks of 128), the default is instead the value of FORM (an option form, read
 // in order: "roundup(m, 1)") that is an option and pads DIM least. The options and
 // the search space are unchanged; only the default candidate moves.
+// `mtune.start_points = [{KNOB = VALUE, ...}, ...]` on `@__transform_main`: candidates
+// the template's author knows to be good on some machines (the default is written for
+// one): each is the default with these knobs changed, proposed right after it, before
+// any search (see StartingCandidates in default_candidate.h). A knob name that the
+// template does not declare is an error.
 // Alternatives (`transform.tune.alternatives`) are knobs whose options are their
 // region labels, taken from the op's `mtune.labels` array (else "0", "1", ...).
 //
@@ -74,6 +79,9 @@ struct KnobSpec {
   std::string divides;
   // `mtune.derived`: fixed by the constraints once the other knobs are chosen.
   bool derived = false;
+  // With `mtune.tiles = "DIM"`: DIM's extent in this problem (0 otherwise), so that a
+  // start point's tile padding DIM by more than an eighth gives way to the default's.
+  int64_t tiled_extent = 0;
 };
 
 // Every knob of a template for one problem, in template order.
@@ -81,6 +89,8 @@ struct KnobSpace {
   std::vector<KnobSpec> knobs;
   // The template's transform.smt.constrain_params, compiled for the problem.
   std::vector<ParamConstraint> constraints;
+  // `mtune.start_points` as written: knob name -> option text, one map per point.
+  std::vector<KnobValues> start_points;
 
   // Number of candidates before constraints (saturates at UINT64_MAX).
   uint64_t Size() const;

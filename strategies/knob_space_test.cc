@@ -508,6 +508,73 @@ TEST(KnobSpace, PaddedDefaultReplacesATileThatPadsMoreThanAnEighth) {
         << bad;
 }
 
+std::string StartPointTemplate(const std::string& points) {
+  return "module attributes {transform.with_named_sequence} {\n"
+         "  transform.named_sequence @__transform_main(%root: !transform.any_op)\n"
+         "      attributes {mtune.start_points = " + points + "} {\n"
+         R"mlir(    %a = transform.tune.knob<"a"> = 128 from options = "64, 128, roundup(m, 1)" {mtune.tiles = "m", mtune.padded_default = "roundup(m, 1)"} -> !transform.param<i64>
+    %b = transform.tune.knob<"b"> = 8 from options = [1, 8] -> !transform.param<i64>
+    transform.yield
+  }
+}
+)mlir";
+}
+
+TEST(KnobSpace, StartPointsFollowTheDefaultAndKeepItWhereTheyDoNotApply) {
+  auto starts_for = [](const std::string& key, const std::string& points)
+      -> absl::StatusOr<std::vector<KnobValues>> {
+    auto problem = ParseProblemKey(key);
+    EXPECT_TRUE(problem.ok()) << key;
+    auto space = ExtractKnobSpace(StartPointTemplate(points), *problem);
+    if (!space.ok()) return space.status();
+    return StartingCandidates(*space);
+  };
+  const std::string points = R"([{a = 64 : i64, b = 1 : i64}, {b = 8 : i64}, {b = 3 : i64}])";
+  auto round = starts_for("matmul:m=512,n=8,k=8:f32", points);
+  ASSERT_TRUE(round.ok()) << round.status();
+  // The default first; the second point equals it and the third names no option of
+  // b, so both add nothing.
+  ASSERT_EQ(round->size(), 2u);
+  EXPECT_EQ((*round)[0], (KnobValues{{"a", "128"}, {"b", "8"}}));
+  EXPECT_EQ((*round)[1], (KnobValues{{"a", "64"}, {"b", "1"}}));
+  // m = 100: a tile of 64 pads m to 128 (28 rows, over an eighth), so the point keeps
+  // the default's whole-m tile and changes b only.
+  auto odd = starts_for("matmul:m=100,n=8,k=8:f32", points);
+  ASSERT_TRUE(odd.ok()) << odd.status();
+  ASSERT_EQ(odd->size(), 2u);
+  EXPECT_EQ((*odd)[0], (KnobValues{{"a", "100"}, {"b", "8"}}));
+  EXPECT_EQ((*odd)[1], (KnobValues{{"a", "100"}, {"b", "1"}}));
+  // A knob the template does not declare, or a point that is not a dictionary, is an error.
+  for (const char* bad : {R"([{c = 1 : i64}])", R"([7])", R"("a")"})
+    EXPECT_EQ(starts_for("matmul:m=512,n=8,k=8:f32", bad).status().code(),
+              absl::StatusCode::kInvalidArgument)
+        << bad;
+}
+
+TEST(KnobSpace, MatmulPackedStartPointReadsAInPlaceWithSmallKTiles) {
+  auto tpl = FindTemplate("matmul_packed");
+  ASSERT_TRUE(tpl.ok()) << tpl.status();
+  auto starts_for = [&](const std::string& key) {
+    auto problem = ParseProblemKey(key);
+    EXPECT_TRUE(problem.ok()) << key;
+    auto space = ExtractKnobSpace(tpl->text, *problem);
+    EXPECT_TRUE(space.ok()) << space.status();
+    return StartingCandidates(*space);
+  };
+  std::vector<KnobValues> cube = starts_for("matmul:m=512,n=512,k=512:f32");
+  ASSERT_EQ(cube.size(), 2u);
+  EXPECT_EQ(cube[0].at("tile_k1"), "512");
+  EXPECT_EQ(cube[1].at("tile_k1"), "128");
+  EXPECT_EQ(cube[1].at("tile_k2"), "1");
+  EXPECT_EQ(cube[1].at("pack_a"), "no");
+  EXPECT_EQ(cube[1].at("tile_m1"), cube[0].at("tile_m1"));
+  // k = 513: 128 would pad k to 640, so the point keeps the default's k tile (520).
+  std::vector<KnobValues> odd = starts_for("matmul:m=127,n=255,k=513:f32");
+  ASSERT_EQ(odd.size(), 2u);
+  EXPECT_EQ(odd[1].at("tile_k1"), odd[0].at("tile_k1"));
+  EXPECT_EQ(odd[1].at("pack_a"), "no");
+}
+
 TEST(KnobSpace, DivisibilityBetweenWordsAndNonUtf8TextAreErrors) {
   auto problem = ParseProblemKey("matmul:m=8,n=8,k=8:f32");
   ASSERT_TRUE(problem.ok());
