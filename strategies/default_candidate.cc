@@ -172,8 +172,7 @@ std::vector<KnobValues> StartingCandidates(const KnobSpace& space) {
       if (knob.tiled_extent > 0) {
         const std::optional<double> tile = Number(wanted->second);
         if (!tile) continue;
-        const int64_t t = static_cast<int64_t>(*tile);
-        if (8 * ((t - knob.tiled_extent % t) % t) > knob.tiled_extent) continue;
+        if (PadsMoreThanAnEighth(static_cast<int64_t>(*tile), knob.tiled_extent)) continue;
       }
       values[knob.name] = wanted->second;
     }

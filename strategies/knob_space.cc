@@ -325,7 +325,7 @@ absl::Status ApplyPaddedDefault(KnobOp knob, const Problem& problem, KnobSpec& s
   spec.tiled_extent = dim;
   auto padding = [dim](int64_t tile) { return (tile - dim % tile) % tile; };
   if (std::optional<int64_t> current = IntegerValue(spec.default_value);
-      current && *current > 0 && 8 * padding(*current) <= dim)
+      current && *current > 0 && !PadsMoreThanAnEighth(*current, dim))
     return absl::OkStatus();
   std::optional<int64_t> best;
   for (int64_t value : *fallbacks) {
@@ -337,6 +337,14 @@ absl::Status ApplyPaddedDefault(KnobOp knob, const Problem& problem, KnobSpec& s
   if (best) spec.default_value = std::to_string(*best);
   return absl::OkStatus();
 }
+
+}  // namespace
+
+bool PadsMoreThanAnEighth(int64_t tile, int64_t extent) {
+  return 8 * ((tile - extent % tile) % tile) > extent;
+}
+
+namespace {
 
 // `mtune.start_points` of `@__transform_main` into space.start_points (after the knobs
 // are known, so that a misspelt knob name is an error rather than a point that

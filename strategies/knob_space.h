@@ -84,6 +84,10 @@ struct KnobSpec {
   int64_t tiled_extent = 0;
 };
 
+// The rule of `mtune.padded_default`: whether a tile pads a dimension of `extent`
+// (to a multiple of the tile) by more than an eighth of it.
+bool PadsMoreThanAnEighth(int64_t tile, int64_t extent);
+
 // Every knob of a template for one problem, in template order.
 struct KnobSpace {
   std::vector<KnobSpec> knobs;
