@@ -18,8 +18,9 @@ module attributes {transform.with_named_sequence} {
     %conv = transform.structured.match ops{["linalg.conv_1d_nwc_wcf"]} in %root : (!transform.any_op) -> !transform.any_op
 
     // tile_ow may also be any divisor of the output width up to 16 (a row of whole
-    // tiles; see conv_2d_decomposed).
-    %tow = transform.tune.knob<"tile_ow"> = 8 from options = "1, 2, 4, 6, 8, 12, 14, 16, divisors(ow, 16)" -> !transform.param<i64>
+    // tiles), and its default gives way where it would pad the row by more than an
+    // eighth (both as in conv_2d_decomposed).
+    %tow = transform.tune.knob<"tile_ow"> = 8 from options = "1, 2, 4, 6, 8, 12, 14, 16, divisors(ow, 16)" {mtune.tiles = "ow", mtune.padded_default = "roundup(ow, 1), 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4"} -> !transform.param<i64>
     %tf = transform.tune.knob<"tile_f"> = 32 from options = [8, 16, 32, 48, 64] -> !transform.param<i64>
     %tc1 = transform.tune.knob<"tile_c1"> = 64 from options = "pow2(8, c)" -> !transform.param<i64>
     // The output columns covered by whole tiles of tile_ow, where the conv is split
