@@ -577,41 +577,41 @@ TEST(KnobSpace, MatmulPackedStartPointReadsAInPlaceWithSmallKTiles) {
 
 // The conv templates' tile_ow: 8 while its last tile pads the output row by at most an
 // eighth; else the whole row when it is at most 16 wide, else the largest tile of
-// 4 to 16 that pads least (never a 1- or 2-wide tile, which would pad nothing).
+// 4 to 16 that pads least (never a 1- or 2-wide tile, though those pad nothing).
 TEST(KnobSpace, ConvDefaultRowTileGivesWayToOneThatPadsLess) {
-  auto tile_ow_for = [](const std::string& key) -> std::string {
+  auto default_for = [](const std::string& key) -> KnobValues {
     auto problem = ParseProblemKey(key);
     EXPECT_TRUE(problem.ok()) << key;
+    if (!problem.ok()) return {};
     auto tpl = FindTemplate(problem->family == "conv_1d_nwc_wcf" ? "conv_1d_tiled" : "conv_2d_decomposed");
     EXPECT_TRUE(tpl.ok()) << tpl.status();
+    if (!tpl.ok()) return {};
     auto space = ExtractKnobSpace(tpl->text, *problem);
     EXPECT_TRUE(space.ok()) << space.status();
+    if (!space.ok()) return {};
     std::optional<KnobValues> values = DefaultCandidate(*space);
     EXPECT_TRUE(values.has_value()) << key;
-    return values ? values->at("tile_ow") + "/" + values->at("ow_main") : "none";
+    return values.value_or(KnobValues{});
   };
-  auto conv2d = [](int hw, int c) {
+  auto row_tile = [&](const std::string& key) {
+    KnobValues values = default_for(key);
+    return values["tile_ow"] + "/" + values["ow_main"];
+  };
+  auto conv2d = [](int hw, int c, const char* type) {
     return absl::StrCat("conv_2d_nhwc_hwcf:n=1,h=", hw, ",w=", hw, ",c=", c, ",kh=3,kw=3,f=", c,
-                        ",sh=1,sw=1,dh=1,dw=1:f32");
+                        ",sh=1,sw=1,dh=1,dw=1:", type);
   };
-  EXPECT_EQ(tile_ow_for(conv2d(58, 64)), "8/56");   // ow 56: whole tiles of 8
-  EXPECT_EQ(tile_ow_for(conv2d(56, 64)), "8/48");   // ow 54: the last tile pads 2 of 54
-  EXPECT_EQ(tile_ow_for(conv2d(9, 512)), "7/7");    // ow 7: 8 would pad 1 of 7
-  EXPECT_EQ(tile_ow_for(conv2d(16, 256)), "14/14"); // ow 14: 8 would pad 2 of 14
-  EXPECT_EQ(tile_ow_for(conv2d(30, 64)), "14/28");  // ow 28: 14 divides it
-  EXPECT_EQ(tile_ow_for(conv2d(19, 64)), "6/12");   // ow 17, a prime: 12 + 5 padded to 6
-  EXPECT_EQ(tile_ow_for("conv_1d_nwc_wcf:n=1,w=22,c=64,kw=3,f=64,sw=1,dw=1:f32"), "10/20");
+  EXPECT_EQ(row_tile(conv2d(58, 64, "f32")), "8/56");    // ow 56: whole tiles of 8
+  EXPECT_EQ(row_tile(conv2d(56, 64, "f32")), "8/48");    // ow 54: the last tile pads 2 of 54
+  EXPECT_EQ(row_tile(conv2d(9, 512, "f32")), "7/7");     // ow 7: 8 would pad 1 of 7
+  EXPECT_EQ(row_tile(conv2d(16, 256, "f32")), "14/14");  // ow 14: 8 would pad 2 of 14
+  EXPECT_EQ(row_tile(conv2d(30, 64, "f32")), "14/28");   // ow 28: 14 divides it
+  EXPECT_EQ(row_tile(conv2d(19, 64, "f32")), "6/12");    // ow 17, a prime: 12 + 5 padded to 6
+  EXPECT_EQ(row_tile("conv_1d_nwc_wcf:n=1,w=22,c=64,kw=3,f=64,sw=1,dw=1:f32"), "10/20");
   // f64: a 7 x 32 accumulator tile needs 32 registers, so the repair narrows tile_f.
-  auto problem = ParseProblemKey("conv_2d_nhwc_hwcf:n=1,h=9,w=9,c=512,kh=3,kw=3,f=512,sh=1,sw=1,dh=1,dw=1:f64");
-  ASSERT_TRUE(problem.ok());
-  auto tpl = FindTemplate("conv_2d_decomposed");
-  ASSERT_TRUE(tpl.ok());
-  auto space = ExtractKnobSpace(tpl->text, *problem);
-  ASSERT_TRUE(space.ok()) << space.status();
-  std::optional<KnobValues> f64 = DefaultCandidate(*space);
-  ASSERT_TRUE(f64.has_value());
-  EXPECT_EQ(f64->at("tile_ow"), "7");
-  EXPECT_EQ(f64->at("tile_f"), "16");
+  KnobValues f64 = default_for(conv2d(9, 512, "f64"));
+  EXPECT_EQ(f64["tile_ow"], "7");
+  EXPECT_EQ(f64["tile_f"], "16");
 }
 
 TEST(KnobSpace, DivisibilityBetweenWordsAndNonUtf8TextAreErrors) {

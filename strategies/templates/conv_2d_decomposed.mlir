@@ -31,8 +31,9 @@ module attributes {transform.with_named_sequence} {
     // The default 8 gives way where its last tile would pad the row by more than an
     // eighth (mtune.padded_default, as matmul_packed's cache tiles): to the whole row
     // when it is at most 16 wide, else to the largest tile of 4 to 16 that pads least.
-    // On a Zen 5 host a 7-wide row (9x9x512 input) then ran at 207 GFLOP/s against 104
-    // with 8, and a 14-wide one (16x16x256) at 231 against 153 (0.89 and 0.99 of peak).
+    // On a Zen 5 host a 7-wide row (9x9x512 input) then ran at 163-217 GFLOP/s against
+    // 104 with 8 (its filter streams from L3), and a 14-wide one (16x16x256) at 229-234
+    // against 153.
     %tow = transform.tune.knob<"tile_ow"> = 8 from options = "1, 2, 4, 6, 8, 12, 14, 16, divisors(ow, 16)" {mtune.tiles = "ow", mtune.padded_default = "roundup(ow, 1), 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4"} -> !transform.param<i64>
     %tf = transform.tune.knob<"tile_f"> = 32 from options = [8, 16, 32, 48, 64] -> !transform.param<i64>
     %tc1 = transform.tune.knob<"tile_c1"> = 16 from options = "pow2(8, c)" -> !transform.param<i64>
