@@ -13,6 +13,21 @@
 namespace mtune::strategies {
 namespace {
 
+// The knob space of library template `name` for problem `key`; an empty space, with
+// a test failure that says why, when the template, the key or the extraction fails.
+KnobSpace TemplateSpace(const std::string& name, const std::string& key) {
+  auto tpl = FindTemplate(name);
+  EXPECT_TRUE(tpl.ok()) << name << ": " << tpl.status();
+  if (!tpl.ok()) return {};
+  auto problem = ParseProblemKey(key);
+  EXPECT_TRUE(problem.ok()) << key << ": " << problem.status();
+  if (!problem.ok()) return {};
+  auto space = ExtractKnobSpace(tpl->text, *problem);
+  EXPECT_TRUE(space.ok()) << key << ": " << space.status();
+  if (!space.ok()) return {};
+  return *std::move(space);
+}
+
 const KnobSpec* Find(const KnobSpace& s, const std::string& name) {
   for (const auto& k : s.knobs)
     if (k.name == name) return &k;
@@ -552,14 +567,8 @@ TEST(KnobSpace, StartPointsFollowTheDefaultAndKeepItWhereTheyDoNotApply) {
 }
 
 TEST(KnobSpace, MatmulPackedStartPointReadsAInPlaceWithSmallKTiles) {
-  auto tpl = FindTemplate("matmul_packed");
-  ASSERT_TRUE(tpl.ok()) << tpl.status();
-  auto starts_for = [&](const std::string& key) {
-    auto problem = ParseProblemKey(key);
-    EXPECT_TRUE(problem.ok()) << key;
-    auto space = ExtractKnobSpace(tpl->text, *problem);
-    EXPECT_TRUE(space.ok()) << space.status();
-    return StartingCandidates(*space);
+  auto starts_for = [](const std::string& key) {
+    return StartingCandidates(TemplateSpace("matmul_packed", key));
   };
   std::vector<KnobValues> cube = starts_for("matmul:m=512,n=512,k=512:f32");
   ASSERT_EQ(cube.size(), 2u);
@@ -580,16 +589,8 @@ TEST(KnobSpace, MatmulPackedStartPointReadsAInPlaceWithSmallKTiles) {
 // 4 to 16 that pads least (never a 1- or 2-wide tile, though those pad nothing).
 TEST(KnobSpace, ConvDefaultRowTileGivesWayToOneThatPadsLess) {
   auto default_for = [](const std::string& key) -> KnobValues {
-    auto problem = ParseProblemKey(key);
-    EXPECT_TRUE(problem.ok()) << key;
-    if (!problem.ok()) return {};
-    auto tpl = FindTemplate(problem->family == "conv_1d_nwc_wcf" ? "conv_1d_tiled" : "conv_2d_decomposed");
-    EXPECT_TRUE(tpl.ok()) << tpl.status();
-    if (!tpl.ok()) return {};
-    auto space = ExtractKnobSpace(tpl->text, *problem);
-    EXPECT_TRUE(space.ok()) << space.status();
-    if (!space.ok()) return {};
-    std::optional<KnobValues> values = DefaultCandidate(*space);
+    std::optional<KnobValues> values = DefaultCandidate(TemplateSpace(
+        key.starts_with("conv_1d_nwc_wcf:") ? "conv_1d_tiled" : "conv_2d_decomposed", key));
     EXPECT_TRUE(values.has_value()) << key;
     return values.value_or(KnobValues{});
   };
@@ -679,15 +680,7 @@ TEST(KnobSpace, CopyAndReduceTemplatesOfferPeelingSplitReductionAndUnrolling) {
 // the footprint / alignment constraint that decides the default candidate per problem
 // (measured: both pay off only beyond the L2; see the template).
 TEST(KnobSpace, CopyTemplateBlocksTransposesAndStreamsStoresBeyondTheL2) {
-  auto tpl = FindTemplate("copy_tiled");
-  ASSERT_TRUE(tpl.ok()) << tpl.status();
-  auto space_for = [&](const std::string& key) {
-    auto problem = ParseProblemKey(key);
-    EXPECT_TRUE(problem.ok()) << key;
-    auto space = ExtractKnobSpace(tpl->text, *problem);
-    EXPECT_TRUE(space.ok()) << key << ": " << space.status();
-    return *space;
-  };
+  auto space_for = [](const std::string& key) { return TemplateSpace("copy_tiled", key); };
   const KnobSpace big = space_for("transpose_2d:m=2048,n=4096:f32");
   std::map<std::string, const KnobSpec*> by_name;
   for (const KnobSpec& k : big.knobs) by_name[k.name] = &k;
