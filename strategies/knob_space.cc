@@ -94,7 +94,8 @@ absl::StatusOr<int64_t> ResolveOperand(absl::string_view arg, const Problem& pro
                                                  problem.family));
 }
 
-constexpr char kKnownForms[] = "N, pow2(LO, HI), divisors(X[, MAX]), roundup(X, Q), rounddown(X, Q)";
+constexpr char kKnownForms[] =
+    "N, pow2(LO, HI), divisors(X[, MAX]), roundup(X, Q), rounddown(X, Q), min(X, Y)";
 
 // Expands one term of an option form ("64", "pow2(16, m)", "divisors(k)",
 // "roundup(k, 16)") to integers.
@@ -157,6 +158,14 @@ absl::StatusOr<std::vector<int64_t>> ExpandOptionTerm(absl::string_view form, co
     if (*x <= 0 || *q <= 0)
       return absl::InvalidArgumentError(absl::StrCat("knob '", knob, "': ", fn, " needs X, Q > 0"));
     values.push_back(fn == "roundup" ? (*x + *q - 1) / *q * *q : *x / *q * *q);
+  } else if (fn == "min" && args.size() == 2) {
+    // The smaller of two: a tile that is the whole of a dimension narrower than
+    // the usual tile (min(ow, 8): 5 for ow = 5, else 8).
+    auto x = ResolveOperand(args[0], problem, knob);
+    if (!x.ok()) return x.status();
+    auto y = ResolveOperand(args[1], problem, knob);
+    if (!y.ok()) return y.status();
+    values.push_back(std::min(*x, *y));
   } else {
     return absl::InvalidArgumentError(absl::StrCat("knob '", knob, "': unknown option form \"",
                                                    form, "\" (known: ", kKnownForms, ")"));

@@ -470,7 +470,8 @@ TEST(KnobSpace, OptionFormTermsUniteInAscendingOrderWithRoundedUpDimensions) {
   auto space = ExtractKnobSpace(KnobLines(R"mlir(    %a = transform.tune.knob<"a"> options = "256, 32, roundup(k, 16), pow2(64, 128), 128" -> !transform.param<i64>
     %b = transform.tune.knob<"b"> options = "roundup(n, 32)" -> !transform.param<i64>
     %c = transform.tune.knob<"c"> options = "48" -> !transform.param<i64>
-    %d = transform.tune.knob<"d"> options = "rounddown(n, 1), rounddown(n, 6), rounddown(n, 32), rounddown(k, 256)" -> !transform.param<i64>)mlir"), *problem);
+    %d = transform.tune.knob<"d"> options = "rounddown(n, 1), rounddown(n, 6), rounddown(n, 32), rounddown(k, 256)" -> !transform.param<i64>
+    %e = transform.tune.knob<"e"> options = "min(k, 8), min(8, k), min(k, 512)" -> !transform.param<i64>)mlir"), *problem);
   ASSERT_TRUE(space.ok()) << space.status();
   // 257 = 42 * 6 + 5 = 8 * 32 + 1; 129 holds no whole tile of 256.
   EXPECT_EQ(space->knobs[3].options, (std::vector<std::string>{"0", "252", "256", "257"}));
@@ -478,7 +479,8 @@ TEST(KnobSpace, OptionFormTermsUniteInAscendingOrderWithRoundedUpDimensions) {
   EXPECT_EQ(space->knobs[0].options, (std::vector<std::string>{"32", "64", "128", "144", "256"}));
   EXPECT_EQ(space->knobs[1].options, (std::vector<std::string>{"288"}));
   EXPECT_EQ(space->knobs[2].options, (std::vector<std::string>{"48"}));
-  for (const char* bad : {"roundup(k, 0)", "rounddown(k, 0)", "32, roundup(k, 16", "32, nope(k)", "32, , 64"}) {
+  EXPECT_EQ(space->knobs[4].options, (std::vector<std::string>{"8", "129"}));
+  for (const char* bad : {"roundup(k, 0)", "rounddown(k, 0)", "min(k)", "min(k, q)", "32, roundup(k, 16", "32, nope(k)", "32, , 64"}) {
     auto status = ExtractKnobSpace(
         KnobLines(absl::StrCat("    %a = transform.tune.knob<\"a\"> options = \"", bad,
                                "\" -> !transform.param<i64>")),
@@ -613,6 +615,24 @@ TEST(KnobSpace, ConvDefaultRowTileGivesWayToOneThatPadsLess) {
   KnobValues f64 = default_for(conv2d(9, 512, "f64"));
   EXPECT_EQ(f64["tile_ow"], "7");
   EXPECT_EQ(f64["tile_f"], "16");
+}
+
+// depthwise_2d_decomposed splits off partial tiles in ow and c, so its defaults only
+// change where the usual tile (8 x 32) is wider than the dimension, which would pad.
+TEST(KnobSpace, DepthwiseDefaultTilesAreNeverWiderThanTheirDimension) {
+  auto tiles = [](int hw, int c) {
+    const std::string key = absl::StrCat("depthwise_conv_2d_nhwc_hwc:n=1,h=", hw, ",w=", hw,
+                                         ",c=", c, ",kh=3,kw=3:f32");
+    std::optional<KnobValues> values = DefaultCandidate(TemplateSpace("depthwise_2d_decomposed", key));
+    EXPECT_TRUE(values.has_value()) << key;
+    KnobValues v = values.value_or(KnobValues{});
+    return absl::StrCat(v["tile_ow"], "/", v["ow_main"], " ", v["tile_c"], "/", v["c_main"]);
+  };
+  EXPECT_EQ(tiles(58, 64), "8/56 32/64");   // ow 56, c 64: whole tiles
+  EXPECT_EQ(tiles(60, 144), "8/56 32/128"); // ow 58, c 144: rests of 2 and 16 split off
+  EXPECT_EQ(tiles(7, 64), "5/5 32/64");     // ow 5: the whole row
+  EXPECT_EQ(tiles(9, 20), "7/7 20/20");     // c 20: all channels, an option only here
+  EXPECT_EQ(tiles(9, 37), "7/7 32/32");     // c 37: 32 + 5 split off
 }
 
 TEST(KnobSpace, DivisibilityBetweenWordsAndNonUtf8TextAreErrors) {
