@@ -21,7 +21,29 @@ module attributes {transform.with_named_sequence} {
     // tiles), and its default gives way where it would pad the row by more than an
     // eighth (both as in conv_2d_decomposed).
     %tow = transform.tune.knob<"tile_ow"> = 8 from options = "1, 2, 4, 6, 8, 12, 14, 16, divisors(ow, 16)" {mtune.tiles = "ow", mtune.padded_default = "roundup(ow, 1), 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4"} -> !transform.param<i64>
-    %tf = transform.tune.knob<"tile_f"> = 32 from options = [8, 16, 32, 48, 64] -> !transform.param<i64>
+    // F is split where the whole f tiles end (f_main below, as ow is): with every f
+    // tile partial, and so padded, F = 48 (30x30x64, 3x3) ran at 0.30 of the FMA peak
+    // with 32-wide tiles, 0.47 split (its 16-wide rest padded to 32). A padded rest
+    // still costs, so the default 32 gives way where it would pad F by more than an
+    // eighth (mtune.padded_default) to the first of 32, 16, 8 that pads least: F = 48
+    // then runs 16-wide tiles at 0.91, F = 24 8-wide ones at 0.46 (0.23 with 32).
+    // (F = 100 gets 8 so, at 0.37, where 16 measured 0.71: left to the search. An
+    // F-wide tile of 24 lanes ran at 0.03: not an option.)
+    %tf = transform.tune.knob<"tile_f"> = 32 from options = [8, 16, 32, 48, 64] {mtune.tiles = "f", mtune.padded_default = "32, 16, 8"} -> !transform.param<i64>
+    // The output channels covered by whole tiles of tile_f (F rounded down to a
+    // multiple of it, or F when that is 0). Not a free choice (mtune.derived).
+    %fm = transform.tune.knob<"f_main"> = 0 from options = "rounddown(f, 1), rounddown(f, 8), rounddown(f, 16), rounddown(f, 32), rounddown(f, 48), rounddown(f, 64)" {mtune.derived} -> !transform.param<i64>
+    transform.smt.constrain_params(%tf, %fm) : (!transform.param<i64>, !transform.param<i64>) -> () {
+    ^bb0(%t: !smt.int, %main: !smt.int):
+      %width = smt.declare_fun "f" : !smt.int
+      %partial = smt.int.mod %width, %t
+      %whole = smt.int.sub %width, %partial
+      %zero = smt.int.constant 0
+      %any_whole = smt.int.cmp gt %whole, %zero
+      %split_at = smt.ite %any_whole, %whole, %width : !smt.int
+      %main_ok = smt.eq %main, %split_at : !smt.int
+      smt.assert %main_ok
+    }
     %tc1 = transform.tune.knob<"tile_c1"> = 64 from options = "pow2(8, c)" -> !transform.param<i64>
     // The output columns covered by whole tiles of tile_ow, where the conv is split
     // (see conv_2d_decomposed): padded instead, every tile of an odd width copies its
@@ -56,7 +78,14 @@ module attributes {transform.with_named_sequence} {
 
     // The whole tiles of ow and the partial rest: one op, or two when there is a rest
     // (each is tiled below, so no handle has to be split or may be empty).
-    %parts = transform.structured.split %conv after %owm { dimension = 1 } : !transform.any_op, !transform.param<i64>
+    %ow_parts = transform.structured.split %conv after %owm { dimension = 1 } : !transform.any_op, !transform.param<i64>
+    // Then each part where the whole f tiles end: up to four ops, of which only the
+    // rests have a partial tile (padded below, one per row or f extent).
+    %parts = transform.foreach %ow_parts : !transform.any_op -> !transform.any_op {
+    ^bb0(%part: !transform.any_op):
+      %f_parts = transform.structured.split %part after %fm { dimension = 2 } : !transform.any_op, !transform.param<i64>
+      transform.yield %f_parts : !transform.any_op
+    }
 
     // Level 1: output row tiles and channel cache tiles; `loop_order` puts the f
     // loop innermost (an input window is reused by every f tile), outermost (a
