@@ -21,14 +21,10 @@ module attributes {transform.with_named_sequence} {
     // tiles), and its default gives way where it would pad the row by more than an
     // eighth (both as in conv_2d_decomposed).
     %tow = transform.tune.knob<"tile_ow"> = 8 from options = "1, 2, 4, 6, 8, 12, 14, 16, divisors(ow, 16)" {mtune.tiles = "ow", mtune.padded_default = "roundup(ow, 1), 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4"} -> !transform.param<i64>
-    // F is split where the whole f tiles end (f_main below, as ow is): with every f
-    // tile partial, and so padded, F = 48 (30x30x64, 3x3) ran at 0.30 of the FMA peak
-    // with 32-wide tiles, 0.47 split (its 16-wide rest padded to 32). A padded rest
-    // still costs, so the default 32 gives way where it would pad F by more than an
-    // eighth (mtune.padded_default) to the first of 32, 16, 8 that pads least: F = 48
-    // then runs 16-wide tiles at 0.91, F = 24 8-wide ones at 0.46 (0.23 with 32).
-    // (F = 100 gets 8 so, at 0.37, where 16 measured 0.71: left to the search. An
-    // F-wide tile of 24 lanes ran at 0.03: not an option.)
+    // F is split where the whole f tiles end (f_main below), and tile_f's default pads
+    // F least, both as in conv_2d_decomposed: with every f tile partial, and so padded,
+    // F = 48 (258-wide, 64 channels, kw = 3) ran at 0.35 of the FMA peak with 32-wide
+    // tiles; split, with 16-wide ones, at 0.85-0.87.
     %tf = transform.tune.knob<"tile_f"> = 32 from options = [8, 16, 32, 48, 64] {mtune.tiles = "f", mtune.padded_default = "32, 16, 8"} -> !transform.param<i64>
     // The output channels covered by whole tiles of tile_f (F rounded down to a
     // multiple of it, or F when that is 0). Not a free choice (mtune.derived).
@@ -80,7 +76,7 @@ module attributes {transform.with_named_sequence} {
     // (each is tiled below, so no handle has to be split or may be empty).
     %ow_parts = transform.structured.split %conv after %owm { dimension = 1 } : !transform.any_op, !transform.param<i64>
     // Then each part where the whole f tiles end: up to four ops, of which only the
-    // rests have a partial tile (padded below, one per row or f extent).
+    // rests have a partial tile (padded below).
     %parts = transform.foreach %ow_parts : !transform.any_op -> !transform.any_op {
     ^bb0(%part: !transform.any_op):
       %f_parts = transform.structured.split %part after %fm { dimension = 2 } : !transform.any_op, !transform.param<i64>

@@ -98,7 +98,7 @@ module attributes {transform.with_named_sequence} {
     // (each is tiled below, so no handle has to be split or may be empty).
     %ow_parts = transform.structured.split %conv after %owm { dimension = 2 } : !transform.any_op, !transform.param<i64>
     // Then each part where the whole f tiles end: up to four ops, of which only the
-    // rests have a partial tile (padded below, one per row or f extent).
+    // rests have a partial tile (padded below).
     %parts = transform.foreach %ow_parts : !transform.any_op -> !transform.any_op {
     ^bb0(%part: !transform.any_op):
       %f_parts = transform.structured.split %part after %fm { dimension = 3 } : !transform.any_op, !transform.param<i64>
