@@ -38,6 +38,7 @@ constexpr char kDividesAttr[] = "mtune.divides";
 constexpr char kOnlyForAttr[] = "mtune.only_for";
 constexpr char kOtherwiseAttr[] = "mtune.otherwise";
 constexpr char kLabelFamiliesAttr[] = "mtune.label_families";
+constexpr char kDefaultForAttr[] = "mtune.default_for";
 constexpr char kStartPointsAttr[] = "mtune.start_points";
 constexpr char kDerivedAttr[] = "mtune.derived";
 constexpr char kTilesAttr[] = "mtune.tiles";
@@ -243,6 +244,28 @@ absl::StatusOr<std::optional<std::string>> OnlyForOption(mlir::Operation* op,
   }
   if (applies) return std::nullopt;
   return OptionText(otherwise);
+}
+
+// `mtune.default_for = {FAMILY = V, ...}` on a knob or an alternatives op: V is the
+// default for problems of that family, the op's own selection for the others, where
+// the families of one template start best from different points (a row sum from
+// 4-row tiles, a column sum from 8-row ones). V must be an option for the family.
+absl::Status ApplyFamilyDefault(mlir::Operation* op, const Problem& problem, KnobSpec& spec) {
+  mlir::Attribute attr = op->getAttr(kDefaultForAttr);
+  if (!attr) return absl::OkStatus();
+  auto families = llvm::dyn_cast<mlir::DictionaryAttr>(attr);
+  if (!families)
+    return absl::InvalidArgumentError(absl::StrCat("knob '", spec.name, "': ", kDefaultForAttr,
+                                                   " must map family names to values"));
+  mlir::Attribute value = families.get(problem.family);
+  if (!value) return absl::OkStatus();
+  const std::string text = OptionText(value);
+  if (std::find(spec.options.begin(), spec.options.end(), text) == spec.options.end())
+    return absl::InvalidArgumentError(absl::StrCat("knob '", spec.name, "': ", kDefaultForAttr,
+                                                   " gives ", problem.family, " the default '", text,
+                                                   "', which is not one of its options"));
+  spec.default_value = text;
+  return absl::OkStatus();
 }
 
 // `mtune.label_families = {LABEL = ["family", ...], ...}` on an alternatives op: a
@@ -519,6 +542,10 @@ absl::StatusOr<KnobSpace> ExtractKnobSpace(absl::string_view template_text, cons
       if (auto divides = op->getAttrOfType<mlir::StringAttr>(kDividesAttr))
         spec.divides = divides.getValue().str();
       spec.derived = op->hasAttr(kDerivedAttr);
+      if (absl::Status family = ApplyFamilyDefault(op, problem, spec); !family.ok()) {
+        status = family;
+        return;
+      }
       if (absl::Status padded = ApplyPaddedDefault(knob, problem, spec); !padded.ok()) {
         status = padded;
         return;
@@ -545,6 +572,10 @@ absl::StatusOr<KnobSpace> ExtractKnobSpace(absl::string_view template_text, cons
         return;
       }
       if (*only) spec.options = {**only}, spec.default_value = **only;
+      if (absl::Status family = ApplyFamilyDefault(op, problem, spec); !family.ok()) {
+        status = family;
+        return;
+      }
       spec.selected = spec.default_value;
     } else {
       return;

@@ -70,7 +70,8 @@ struct KnobSpec {
   // Canonical value texts, in template order.
   std::vector<std::string> options;
   // The template's `selected` value when it is among `options` (or the value of
-  // `mtune.padded_default` that replaces it for this problem), else empty.
+  // `mtune.default_for` or `mtune.padded_default` that replaces it for this
+  // problem), else empty.
   std::string default_value;
   // The template's `selected` value as written, even when it is not an option for
   // this problem (a 256 tile of k=67); empty when the template selects nothing.

@@ -684,7 +684,11 @@ TEST(KnobSpace, CopyAndReduceTemplatesOfferPeelingSplitReductionAndUnrolling) {
   ASSERT_NE(split, nullptr);
   EXPECT_TRUE(split->is_alternatives);
   EXPECT_EQ(split->options, (std::vector<std::string>{"none", "4", "8", "16", "32"}));
-  EXPECT_EQ(split->default_value, "8");
+  EXPECT_EQ(split->default_value, "32");
+  const KnobSpec* lowering = find(*reduce_space, "reduction_lowering");
+  ASSERT_NE(lowering, nullptr);
+  EXPECT_EQ(lowering->options, (std::vector<std::string>{"innerparallel", "innerreduction"}));
+  EXPECT_EQ(lowering->default_value, "innerreduction");
   // Every split instantiates (the helper sequences travel with the script).
   for (const std::string& option : split->options) {
     KnobValues values = *reduce_space->Defaults();
@@ -694,6 +698,15 @@ TEST(KnobSpace, CopyAndReduceTemplatesOfferPeelingSplitReductionAndUnrolling) {
     if (option != "none")
       EXPECT_NE(script->find("tile_reduction_using_for"), std::string::npos) << option;
   }
+  // A column sum has one option each for the choices only row sums have: every split
+  // region compiles it as `none`, and innerreduction would transpose every tile.
+  auto cols = ParseProblemKey("reduce_cols_2d:m=1023,n=1025:f32");
+  ASSERT_TRUE(cols.ok());
+  auto cols_space = ExtractKnobSpace(reduce_tpl->text, *cols);
+  ASSERT_TRUE(cols_space.ok()) << cols_space.status();
+  EXPECT_EQ(find(*cols_space, "split_reduction")->options, (std::vector<std::string>{"none"}));
+  EXPECT_EQ(find(*cols_space, "reduction_lowering")->options, (std::vector<std::string>{"innerparallel"}));
+  EXPECT_EQ(find(*cols_space, "reduction_lowering")->default_value, "innerparallel");
 }
 
 // copy_tiled's blocks for transposes and streaming stores: options, defaults, and
@@ -763,6 +776,35 @@ TEST(KnobSpace, OnlyForFixesAKnobForOtherFamilies) {
            R"k(%a = transform.tune.knob<"a"> options = [1, 4] {mtune.only_for = ["copy_2d"], mtune.otherwise = 2 : i64} -> !transform.param<i64>)k"}) {
     auto space = ExtractKnobSpace(KnobLines(bad), *ParseProblemKey("transpose_2d:m=8,n=8:f32"));
     EXPECT_NE(space.status().message().find("needs mtune.otherwise"), std::string::npos) << bad;
+  }
+}
+
+TEST(KnobSpace, DefaultForGivesAFamilyItsOwnDefault) {
+  const char* knob =
+      R"k(%a = transform.tune.knob<"a"> = 8 from options = [4, 8] {mtune.default_for = {reduce_rows_2d = 4 : i64}} -> !transform.param<i64>)k";
+  auto rows = ExtractKnobSpace(KnobLines(knob), *ParseProblemKey("reduce_rows_2d:m=8,n=8:f32"));
+  ASSERT_TRUE(rows.ok()) << rows.status();
+  EXPECT_EQ(rows->knobs[0].default_value, "4");
+  auto cols = ExtractKnobSpace(KnobLines(knob), *ParseProblemKey("reduce_cols_2d:m=8,n=8:f32"));
+  ASSERT_TRUE(cols.ok()) << cols.status();
+  EXPECT_EQ(cols->knobs[0].default_value, "8");
+  // On alternatives, by label.
+  const std::string alternatives = KnobLines(
+      "    transform.tune.alternatives<\"p\"> selected_region = 0 attributes {mtune.labels = "
+      "[\"no\", \"yes\"], mtune.default_for = {copy_2d = \"yes\"}} {\n    transform.yield\n    }, {\n"
+      "    transform.yield\n    }");
+  auto copy = ExtractKnobSpace(alternatives, *ParseProblemKey("copy_2d:m=8,n=8:f32"));
+  ASSERT_TRUE(copy.ok()) << copy.status();
+  EXPECT_EQ(copy->knobs[0].default_value, "yes");
+  auto transpose = ExtractKnobSpace(alternatives, *ParseProblemKey("transpose_2d:m=8,n=8:f32"));
+  ASSERT_TRUE(transpose.ok()) << transpose.status();
+  EXPECT_EQ(transpose->knobs[0].default_value, "no");
+  // A value that is not an option, and an attribute that is not a dictionary, are errors.
+  for (const char* bad : {
+           R"k(%a = transform.tune.knob<"a"> = 8 from options = [4, 8] {mtune.default_for = {reduce_rows_2d = 2 : i64}} -> !transform.param<i64>)k",
+           R"k(%a = transform.tune.knob<"a"> = 8 from options = [4, 8] {mtune.default_for = ["reduce_rows_2d"]} -> !transform.param<i64>)k"}) {
+    auto space = ExtractKnobSpace(KnobLines(bad), *ParseProblemKey("reduce_rows_2d:m=8,n=8:f32"));
+    EXPECT_NE(space.status().message().find("mtune.default_for"), std::string::npos) << bad;
   }
 }
 

@@ -7,7 +7,7 @@
 //     accumulator is the output slice, read and written per tile; masked transfers
 //     handle partial edge tiles, so any m, n works. Every tile ends in a horizontal
 //     reduction into a chain of dependent adds through the output.
-//   4, 8, 16, 32 (S; the default is 8): split reduction. Rows are tiled by tile_m
+//   4, 8, 16, 32 (S; the default is 32): split reduction. Rows are tiled by tile_m
 //     (tile_n is not used), then `structured.tile_reduction_using_for` tiles n by S:
 //     a loop accumulates tile_m x S independent partial sums with plain vector adds,
 //     and one multi_reduction per row tile merges them into the output. The loops
@@ -20,20 +20,31 @@
 //     not used: it needs S to divide n (it reshapes the dimension), so it fails on
 //     odd shapes. Side by side (interleaved `mtune measure` rounds, medians) split 8
 //     ran reduce_rows at 30 / 30 / 140 / 28 GB/s for 1024^2 / 1023x1025 / 256x512 /
-//     2048x4096, where none ran 21 / 13 / 27 / 22.
+//     2048x4096, where none ran 21 / 13 / 27 / 22. The default, 4 rows split by 32
+//     with the merge's horizontal sums as shuffle trees (innerreduction, below), ran
+//     at 1.74 / 1.54 / 0.89 / 1.05 / 1.01x the former default (8 rows split by 8,
+//     innerparallel) on 256x512 / 2048x4096 / 1023x1025 / 4096x64 / 64x4096 in one
+//     `mtune-bench-families --variant` run; 256x512 went from 0.52 to 0.92 of the
+//     copy bandwidth at its footprint.
 //   A column sum (reduce_cols) is already accumulated by rows of vectors with no
 //     horizontal reduction, and the same split (tile n, split m by S, walking each
 //     column strip down every row) measured slower (1023x1025: 21 vs 30 GB/s;
-//     256x512: 146 vs 171), so every choice runs `none` for it: the split regions
-//     tile and vectorize reduce_cols exactly as `none` does (same IR).
+//     256x512: 146 vs 171), so column sums only have `none` (`mtune.only_for`); the
+//     split regions tile and vectorize a column sum exactly as `none` does, should a
+//     script select one for it.
 // The multi-reductions are lowered by the `reduction_lowering` alternative: reduce
-// along the innermost vector dimension, or accumulate whole vectors elementwise.
+// along the innermost vector dimension (one horizontal sum per row: innerreduction),
+// or accumulate whole vectors elementwise (innerparallel: the row tile is transposed
+// first). Column sums reduce an outer dimension, which innerreduction would transpose
+// (0.2-0.36x of innerparallel), so they only have innerparallel.
 module attributes {transform.with_named_sequence} {
   transform.named_sequence @__transform_main(%root: !transform.any_op {transform.consumed}) {
     %op = transform.structured.match ops{["linalg.reduce"]} in %root : (!transform.any_op) -> !transform.any_op
-    %tm = transform.tune.knob<"tile_m"> = 8 from options = [1, 2, 4, 8, 16, 32] -> !transform.param<i64>
+    // Row sums start from 4-row tiles (8 ran 256x512 at 0.56x), column sums from 8
+    // rows (4 ran 2048x4096 at 0.57x): one `mtune-bench-families --variant` run.
+    %tm = transform.tune.knob<"tile_m"> = 8 from options = [1, 2, 4, 8, 16, 32] {mtune.default_for = {reduce_rows_2d = 4 : i64}} -> !transform.param<i64>
     %tn = transform.tune.knob<"tile_n"> = 32 from options = [8, 16, 32, 64, 128] -> !transform.param<i64>
-    transform.tune.alternatives<"split_reduction"> selected_region = 2 attributes {mtune.labels = ["none", "4", "8", "16", "32"]} {
+    transform.tune.alternatives<"split_reduction"> selected_region = 4 attributes {mtune.labels = ["none", "4", "8", "16", "32"], mtune.only_for = ["reduce_rows_2d"], mtune.otherwise = "none"} {
       transform.include @tile_and_vectorize failures(propagate) (%op, %tm, %tn)
         : (!transform.any_op, !transform.param<i64>, !transform.param<i64>) -> ()
     }, {
@@ -115,7 +126,7 @@ module attributes {transform.with_named_sequence} {
     // The partial-sum buffers of peeled remainder tiles have static shapes: allocate
     // them once, outside the loops (no-op when there are none).
     transform.bufferization.buffer_loop_hoisting %kernel : !transform.any_op
-    transform.tune.alternatives<"reduction_lowering"> selected_region = 0 attributes {mtune.labels = ["innerparallel", "innerreduction"]} {
+    transform.tune.alternatives<"reduction_lowering"> selected_region = 1 attributes {mtune.labels = ["innerparallel", "innerreduction"], mtune.only_for = ["reduce_rows_2d"], mtune.otherwise = "innerparallel"} {
       transform.apply_patterns to %kernel {
         transform.apply_patterns.vector.lower_multi_reduction lowering_strategy = innerparallel
       } : !transform.any_op
@@ -123,6 +134,14 @@ module attributes {transform.with_named_sequence} {
       transform.apply_patterns to %kernel {
         transform.apply_patterns.vector.lower_multi_reduction lowering_strategy = innerreduction
       } : !transform.any_op
+      // Each row's horizontal sum becomes a vector.reduction, which lowers to an
+      // ordered chain of scalar adds (16 dependent adds per 16 lanes) unless it may
+      // be reassociated. A split already sums a row in another order than the
+      // payload's, so a shuffle tree is a liberty of the same kind (for `none` it is
+      // the only one); the verification's tolerance for sums covers both.
+      %reductions = transform.structured.match ops{["vector.reduction"]} in %kernel : (!transform.any_op) -> !transform.any_op
+      %reassoc = transform.param.constant #arith.fastmath<reassoc> -> !transform.any_param
+      transform.annotate %reductions "fastmath" = %reassoc : !transform.any_op, !transform.any_param
     }
     transform.apply_patterns to %kernel {
       transform.apply_patterns.vector.transfer_permutation_patterns
