@@ -525,6 +525,34 @@ TEST(KnobSpace, PaddedDefaultReplacesATileThatPadsMoreThanAnEighth) {
         << bad;
 }
 
+// mtune.rest_default: for a dimension split into whole tiles and a rest, the
+// template's tile stays the default while it divides the dimension; otherwise the
+// listed value (at most the dimension) that leaves the smallest rest, the first
+// listed among equals.
+TEST(KnobSpace, RestDefaultTakesTheTileThatLeavesTheSmallestRest) {
+  auto default_for = [](int64_t f, const std::string& attrs) -> absl::StatusOr<std::string> {
+    auto problem = ParseProblemKey(absl::StrCat("conv_1d_nwc_wcf:n=1,w=20,c=8,kw=3,f=", f, ",sw=1,dw=1:f32"));
+    EXPECT_TRUE(problem.ok()) << f;
+    auto space = ExtractKnobSpace(
+        KnobLines(absl::StrCat("    %a = transform.tune.knob<\"a\"> = 32 from options = [8, 16, 32, 48, 64] ",
+                               attrs, " -> !transform.param<i64>")),
+        *problem);
+    if (!space.ok()) return space.status();
+    return space->knobs[0].default_value;
+  };
+  const std::string attrs = R"a({mtune.tiles = "f", mtune.rest_default = "32, 16, 8"})a";
+  EXPECT_EQ(*default_for(64, attrs), "32");   // divides
+  EXPECT_EQ(*default_for(100, attrs), "32");  // 32, 16 and 8 all leave 4: the first
+  EXPECT_EQ(*default_for(48, attrs), "16");   // 32 leaves 16, 16 none
+  EXPECT_EQ(*default_for(40, attrs), "8");    // 32 and 16 leave 8, 8 none
+  EXPECT_EQ(*default_for(24, attrs), "8");    // 32 is wider than f; 16 leaves 8
+  EXPECT_EQ(*default_for(7, attrs), "32");    // nothing listed fits: unchanged
+  // One of the two default rules, not both, and always with mtune.tiles.
+  for (const char* bad : {R"a({mtune.rest_default = "32, 16, 8"})a",
+                          R"a({mtune.tiles = "f", mtune.rest_default = "32", mtune.padded_default = "32"})a"})
+    EXPECT_EQ(default_for(100, bad).status().code(), absl::StatusCode::kInvalidArgument) << bad;
+}
+
 std::string StartPointTemplate(const std::string& points) {
   return "module attributes {transform.with_named_sequence} {\n"
          "  transform.named_sequence @__transform_main(%root: !transform.any_op)\n"

@@ -38,12 +38,13 @@ module attributes {transform.with_named_sequence} {
     // F is split where the whole f tiles end (f_main below, as ow is): with every f
     // tile partial, and so padded, F = 48 (30x30x64, 3x3) ran at 0.30 of the FMA peak
     // with 32-wide tiles, 0.47 split (its 16-wide rest padded to 32). A padded rest
-    // still costs, so the default 32 gives way where it would pad F by more than an
-    // eighth (mtune.padded_default) to the first of 32, 16, 8 that pads least: F = 48
-    // then runs 16-wide tiles at 0.91, F = 24 8-wide ones at 0.46 (0.23 with 32).
-    // (F = 100 gets 8 so, at 0.37, where 16 measured 0.71: left to the search. An
-    // F-wide tile of 24 lanes ran at 0.03: not an option.)
-    %tf = transform.tune.knob<"tile_f"> = 32 from options = [8, 16, 32, 48, 64] {mtune.tiles = "f", mtune.padded_default = "32, 16, 8"} -> !transform.param<i64>
+    // still costs, so the default 32 gives way where it does not divide F
+    // (mtune.rest_default) to the first of 32, 16, 8 that leaves the smallest rest:
+    // F = 48 then runs 16-wide tiles at 0.91, F = 24 8-wide ones at 0.46 (0.23 with
+    // 32), and F = 100 (a rest of 4 whatever the width) keeps 32: 160 GFLOP/s, where
+    // the 8 that pads least ran at 97 (one --variant run). An F-wide tile of 24 lanes
+    // ran at 0.03: not an option.
+    %tf = transform.tune.knob<"tile_f"> = 32 from options = [8, 16, 32, 48, 64] {mtune.tiles = "f", mtune.rest_default = "32, 16, 8"} -> !transform.param<i64>
     // The output channels covered by whole tiles of tile_f (F rounded down to a
     // multiple of it, or F when that is 0). Not a free choice (mtune.derived).
     %fm = transform.tune.knob<"f_main"> = 0 from options = "rounddown(f, 1), rounddown(f, 8), rounddown(f, 16), rounddown(f, 32), rounddown(f, 48), rounddown(f, 64)" {mtune.derived} -> !transform.param<i64>
