@@ -39,6 +39,7 @@ constexpr char kOnlyForAttr[] = "mtune.only_for";
 constexpr char kOtherwiseAttr[] = "mtune.otherwise";
 constexpr char kLabelFamiliesAttr[] = "mtune.label_families";
 constexpr char kDefaultForAttr[] = "mtune.default_for";
+constexpr char kSplitsAttr[] = "mtune.splits";
 constexpr char kStartPointsAttr[] = "mtune.start_points";
 constexpr char kDerivedAttr[] = "mtune.derived";
 constexpr char kTilesAttr[] = "mtune.tiles";
@@ -266,6 +267,38 @@ absl::Status ApplyFamilyDefault(mlir::Operation* op, const Problem& problem, Kno
                                                    " gives ", problem.family, " the default '", text,
                                                    "', which is not one of its options"));
   spec.default_value = text;
+  return absl::OkStatus();
+}
+
+// `mtune.splits = "DIM"` on an alternatives op whose integer labels are factors that
+// split dimension DIM (reduce_tiled's split_reduction): a factor larger than DIM is
+// no option for the problem (the whole dimension is one masked partial tile: rows of
+// 8 split by 32 ran at 10 GB/s, by 8 at 54). Where that drops the default, the
+// largest factor left is the default, else the first label that is no factor.
+absl::Status DropSplitsWiderThanTheDimension(AlternativesOp alt, const Problem& problem, KnobSpec& spec) {
+  auto dim_name = alt->getAttrOfType<mlir::StringAttr>(kSplitsAttr);
+  if (!dim_name) return absl::OkStatus();
+  const int64_t dim = problem.Dim(dim_name.getValue().str());
+  if (dim <= 0)
+    return absl::InvalidArgumentError(absl::StrCat("alternatives '", spec.name, "': ", kSplitsAttr, " \"",
+                                                   dim_name.getValue().str(), "\" is not a dimension of ",
+                                                   problem.family));
+  std::vector<std::string> kept;
+  for (const std::string& label : spec.options) {
+    const std::optional<int64_t> factor = IntegerValue(label);
+    if (!factor || *factor <= dim) kept.push_back(label);
+  }
+  if (std::find(kept.begin(), kept.end(), spec.default_value) == kept.end()) {
+    std::optional<int64_t> largest;
+    std::string other;
+    for (const std::string& label : kept) {
+      const std::optional<int64_t> factor = IntegerValue(label);
+      if (factor && (!largest || *factor > *largest)) largest = factor;
+      if (!factor && other.empty()) other = label;
+    }
+    spec.default_value = largest ? std::to_string(*largest) : other;
+  }
+  spec.options = std::move(kept);
   return absl::OkStatus();
 }
 
@@ -592,6 +625,15 @@ absl::StatusOr<KnobSpace> ExtractKnobSpace(absl::string_view template_text, cons
         return;
       }
       if (*only) spec.options = {**only}, spec.default_value = **only;
+      if (absl::Status split = DropSplitsWiderThanTheDimension(alt, problem, spec); !split.ok()) {
+        status = split;
+        return;
+      }
+      if (spec.options.empty()) {
+        status = absl::InvalidArgumentError(absl::StrCat("alternatives '", spec.name, "': ", kSplitsAttr,
+                                                         " leaves no option for ", problem.Key()));
+        return;
+      }
       if (absl::Status family = ApplyFamilyDefault(op, problem, spec); !family.ok()) {
         status = family;
         return;

@@ -836,6 +836,32 @@ TEST(KnobSpace, DefaultForGivesAFamilyItsOwnDefault) {
   }
 }
 
+// mtune.splits: a split factor wider than the dimension it splits is no option; the
+// default then falls to the largest factor left, else to the first other label.
+TEST(KnobSpace, SplitsWiderThanTheDimensionAreNoOptions) {
+  auto space_for = [](const std::string& key, const std::string& dim) {
+    return ExtractKnobSpace(
+        KnobLines("    transform.tune.alternatives<\"s\"> selected_region = 3 attributes {mtune.labels = "
+                  "[\"none\", \"4\", \"8\", \"32\"], mtune.splits = \"" + dim +
+                  "\"} {\n    transform.yield\n    }, {\n    transform.yield\n    }, {\n"
+                  "    transform.yield\n    }, {\n    transform.yield\n    }"),
+        *ParseProblemKey(key));
+  };
+  auto wide = space_for("reduce_rows_2d:m=64,n=100:f32", "n");
+  ASSERT_TRUE(wide.ok()) << wide.status();
+  EXPECT_EQ(wide->knobs[0].options, (std::vector<std::string>{"none", "4", "8", "32"}));
+  EXPECT_EQ(wide->knobs[0].default_value, "32");
+  auto eight = space_for("reduce_rows_2d:m=64,n=8:f32", "n");
+  ASSERT_TRUE(eight.ok()) << eight.status();
+  EXPECT_EQ(eight->knobs[0].options, (std::vector<std::string>{"none", "4", "8"}));
+  EXPECT_EQ(eight->knobs[0].default_value, "8");
+  auto three = space_for("reduce_rows_2d:m=64,n=3:f32", "n");
+  ASSERT_TRUE(three.ok()) << three.status();
+  EXPECT_EQ(three->knobs[0].options, std::vector<std::string>{"none"});
+  EXPECT_EQ(three->knobs[0].default_value, "none");
+  EXPECT_EQ(space_for("reduce_rows_2d:m=64,n=8:f32", "q").status().code(), absl::StatusCode::kInvalidArgument);
+}
+
 TEST(KnobSpace, LabelFamiliesDropARegionForOtherFamilies) {
   auto alternatives = [](const std::string& attrs) {
     return KnobLines(

@@ -25,7 +25,9 @@
 //     at 1.74 / 1.54 / 0.89 / 1.05 / 1.01x the former default (8 rows split by 8,
 //     innerparallel) on 256x512 / 2048x4096 / 1023x1025 / 4096x64 / 64x4096 in one
 //     `mtune-bench-families --variant` run; 256x512 went from 0.52 to 0.92 of the
-//     copy bandwidth at its footprint.
+//     copy bandwidth at its footprint. A split wider than the row (`mtune.splits`)
+//     is no option: the whole row would be one masked partial tile (8192x8 split by
+//     32 ran at 10 GB/s, by 8 at 53; 4096x3 at 5 by 32, not split at 42).
 //   A column sum (reduce_cols) is already accumulated by rows of vectors with no
 //     horizontal reduction, and the same split (tile n, split m by S, walking each
 //     column strip down every row) measured slower (1023x1025: 21 vs 30 GB/s;
@@ -44,7 +46,7 @@ module attributes {transform.with_named_sequence} {
     // rows (4 ran 2048x4096 at 0.57x): one `mtune-bench-families --variant` run.
     %tm = transform.tune.knob<"tile_m"> = 8 from options = [1, 2, 4, 8, 16, 32] {mtune.default_for = {reduce_rows_2d = 4 : i64}} -> !transform.param<i64>
     %tn = transform.tune.knob<"tile_n"> = 32 from options = [8, 16, 32, 64, 128] -> !transform.param<i64>
-    transform.tune.alternatives<"split_reduction"> selected_region = 4 attributes {mtune.labels = ["none", "4", "8", "16", "32"], mtune.only_for = ["reduce_rows_2d"], mtune.otherwise = "none"} {
+    transform.tune.alternatives<"split_reduction"> selected_region = 4 attributes {mtune.labels = ["none", "4", "8", "16", "32"], mtune.only_for = ["reduce_rows_2d"], mtune.otherwise = "none", mtune.splits = "n"} {
       transform.include @tile_and_vectorize failures(propagate) (%op, %tm, %tn)
         : (!transform.any_op, !transform.param<i64>, !transform.param<i64>) -> ()
     }, {
