@@ -40,6 +40,7 @@ constexpr char kOtherwiseAttr[] = "mtune.otherwise";
 constexpr char kLabelFamiliesAttr[] = "mtune.label_families";
 constexpr char kDefaultForAttr[] = "mtune.default_for";
 constexpr char kSplitsAttr[] = "mtune.splits";
+constexpr char kOnlyWithAttr[] = "mtune.only_with";
 constexpr char kStartPointsAttr[] = "mtune.start_points";
 constexpr char kDerivedAttr[] = "mtune.derived";
 constexpr char kTilesAttr[] = "mtune.tiles";
@@ -246,6 +247,25 @@ absl::StatusOr<std::optional<std::string>> OnlyForOption(mlir::Operation* op,
   }
   if (applies) return std::nullopt;
   return OptionText(otherwise);
+}
+
+// `mtune.only_with = {OTHER = ["v", ...], ...}` into spec.only_with (the knobs named
+// are checked once every knob is known).
+absl::Status ReadOnlyWith(mlir::Operation* op, KnobSpec& spec) {
+  mlir::Attribute attr = op->getAttr(kOnlyWithAttr);
+  if (!attr) return absl::OkStatus();
+  const auto bad = absl::InvalidArgumentError(
+      absl::StrCat("knob '", spec.name, "': ", kOnlyWithAttr, " must map knob names to lists of values"));
+  auto dict = llvm::dyn_cast<mlir::DictionaryAttr>(attr);
+  if (!dict || dict.empty()) return bad;
+  for (mlir::NamedAttribute entry : dict) {
+    auto list = llvm::dyn_cast<mlir::ArrayAttr>(entry.getValue());
+    if (!list || list.empty()) return bad;
+    std::vector<std::string> values;
+    for (mlir::Attribute value : list) values.push_back(OptionText(value));
+    spec.only_with.emplace_back(entry.getName().str(), std::move(values));
+  }
+  return absl::OkStatus();
 }
 
 // `mtune.default_for = {FAMILY = V, ...}` on a knob or an alternatives op: V is the
@@ -525,8 +545,23 @@ bool KnobSpace::SatisfiesConstraints(const KnobValues& values) const {
     const std::optional<int64_t> a = IntegerValue(mine->second), b = IntegerValue(other->second);
     if (!a || !b || *a <= 0 || *b % *a != 0) return false;
   }
+  for (const KnobSpec& k : knobs)
+    if (!OnlyWithHolds(k, values)) return false;
   for (const ParamConstraint& c : constraints)
     if (!c.Holds(values)) return false;
+  return true;
+}
+
+bool KnobSpace::OnlyWithHolds(const KnobSpec& k, const KnobValues& values) const {
+  if (k.only_with.empty()) return true;
+  auto mine = values.find(k.name);
+  if (mine == values.end()) return false;
+  if (mine->second == k.default_value) return true;
+  for (const auto& [other, allowed] : k.only_with) {
+    auto it = values.find(other);
+    if (it == values.end() || std::find(allowed.begin(), allowed.end(), it->second) == allowed.end())
+      return false;
+  }
   return true;
 }
 
@@ -550,6 +585,15 @@ absl::Status KnobSpace::Check(const KnobValues& values) const {
       return absl::InvalidArgumentError(absl::StrCat("constraint violated: ", k.name, "=",
                                                      values.at(k.name), " must divide ", k.divides,
                                                      "=", values.at(k.divides)));
+  for (const KnobSpec& k : knobs) {
+    if (OnlyWithHolds(k, values)) continue;
+    std::vector<std::string> when;
+    for (const auto& [other, allowed] : k.only_with)
+      when.push_back(absl::StrCat(other, " is ", absl::StrJoin(allowed, " or ")));
+    return absl::InvalidArgumentError(absl::StrCat("knob '", k.name, "' only matters when ",
+                                                   absl::StrJoin(when, " and "), "; otherwise it stays at ",
+                                                   k.default_value));
+  }
   for (const ParamConstraint& c : constraints) {
     if (c.Holds(values)) continue;
     std::vector<std::string> read;
@@ -594,6 +638,10 @@ absl::StatusOr<KnobSpace> ExtractKnobSpace(absl::string_view template_text, cons
       }
       if (auto divides = op->getAttrOfType<mlir::StringAttr>(kDividesAttr))
         spec.divides = divides.getValue().str();
+      if (absl::Status with = ReadOnlyWith(op, spec); !with.ok()) {
+        status = with;
+        return;
+      }
       spec.derived = op->hasAttr(kDerivedAttr);
       if (absl::Status family = ApplyFamilyDefault(op, problem, spec); !family.ok()) {
         status = family;
@@ -662,6 +710,17 @@ absl::StatusOr<KnobSpace> ExtractKnobSpace(absl::string_view template_text, cons
   });
   if (!status.ok()) return status;
   if (absl::Status read = ReadStartPoints(**module, space); !read.ok()) return read;
+  for (const KnobSpec& k : space.knobs)
+    for (const auto& [other, allowed] : k.only_with) {
+      auto it = std::find_if(space.knobs.begin(), space.knobs.end(),
+                             [&](const KnobSpec& o) { return o.name == other; });
+      if (it == space.knobs.end() || it->name == k.name)
+        return absl::InvalidArgumentError(absl::StrCat("knob '", k.name, "': ", kOnlyWithAttr, " names knob '",
+                                                       other, "', which is not another knob of the template"));
+      if (k.default_value.empty())
+        return absl::InvalidArgumentError(
+            absl::StrCat("knob '", k.name, "': ", kOnlyWithAttr, " needs a default to hold it at"));
+    }
   for (const KnobSpec& k : space.knobs) {
     if (k.divides.empty()) continue;
     auto other = std::find_if(space.knobs.begin(), space.knobs.end(),

@@ -40,7 +40,10 @@
 // region labels, taken from the op's `mtune.labels` array (else "0", "1", ...).
 //
 // Constraints. `mtune.divides = "OTHER"` on a knob requires its value to divide
-// the value of knob OTHER. Any other relation (footprints that must fit a cache,
+// the value of knob OTHER. `mtune.only_with = {OTHER = ["v", ...]}` on a knob that
+// only some choices of OTHER read (reduce_tiled's tile_n, read only without a split)
+// holds it at its default whenever OTHER is not one of those values, so that the
+// same code is never a second candidate. Any other relation (footprints that must fit a cache,
 // products of tiles, ...) is declared with upstream `transform.smt.constrain_params`
 // over knob results (see param_constraint.h for what mtune evaluates). Candidates
 // breaking a constraint are pruned before compiling, and Instantiate removes the
@@ -78,6 +81,9 @@ struct KnobSpec {
   std::string selected;
   // Name of the knob whose value this one must divide, or empty.
   std::string divides;
+  // `mtune.only_with`: this knob is free only while each named knob has one of the
+  // listed values, else it must be at its default.
+  std::vector<std::pair<std::string, std::vector<std::string>>> only_with;
   // `mtune.derived`: fixed by the constraints once the other knobs are chosen.
   bool derived = false;
   // With `mtune.tiles = "DIM"`: DIM's extent in this problem (0 otherwise), so that a
@@ -108,6 +114,8 @@ struct KnobSpace {
   absl::Status Check(const KnobValues& values) const;
   // True when the declared constraints hold (values assumed to be options).
   bool SatisfiesConstraints(const KnobValues& values) const;
+  // Whether `k` is at its default or free under its `mtune.only_with`.
+  bool OnlyWithHolds(const KnobSpec& k, const KnobValues& values) const;
 };
 
 // Parses `template_text` and expands its knobs for `problem`. InvalidArgument

@@ -862,6 +862,42 @@ TEST(KnobSpace, SplitsWiderThanTheDimensionAreNoOptions) {
   EXPECT_EQ(space_for("reduce_rows_2d:m=64,n=8:f32", "q").status().code(), absl::StatusCode::kInvalidArgument);
 }
 
+// mtune.only_with: reduce_tiled's tile_n is read only without a split, so with a split
+// it is held at its default: 4 splits x 6 row tiles x 2 lowerings plus 6 x 5 x 2
+// unsplit candidates, not 5 x 6 x 5 x 2 of which 192 would repeat others' code.
+TEST(KnobSpace, OnlyWithHoldsAKnobAtItsDefaultWhereItIsNotRead) {
+  auto tpl = FindTemplate("reduce_tiled");
+  ASSERT_TRUE(tpl.ok()) << tpl.status();
+  auto space = ExtractKnobSpace(tpl->text, *ParseProblemKey("reduce_rows_2d:m=1023,n=1025:f32"));
+  ASSERT_TRUE(space.ok()) << space.status();
+  EXPECT_EQ(space->Size(), 300u);
+  size_t valid = 0;
+  for (uint64_t n = 0; n < space->Size(); ++n) {
+    KnobValues values;
+    uint64_t rest = n;
+    for (const KnobSpec& k : space->knobs) {
+      values[k.name] = k.options[rest % k.options.size()];
+      rest /= k.options.size();
+    }
+    valid += space->SatisfiesConstraints(values);
+  }
+  EXPECT_EQ(valid, 108u);
+  KnobValues split = *space->Defaults();
+  split["tile_n"] = "64";
+  EXPECT_NE(space->Check(split).message().find("only matters when split_reduction is none"), std::string::npos)
+      << space->Check(split);
+  split["split_reduction"] = "none";
+  EXPECT_TRUE(space->Check(split).ok()) << space->Check(split);
+  // The knob named must be another knob of the template, and the values a list.
+  for (const char* bad : {
+           R"k(%a = transform.tune.knob<"a"> = 4 from options = [1, 4] {mtune.only_with = {b = ["x"]}} -> !transform.param<i64>)k",
+           R"k(%a = transform.tune.knob<"a"> = 4 from options = [1, 4] {mtune.only_with = {a = [1]}} -> !transform.param<i64>)k",
+           R"k(%a = transform.tune.knob<"a"> = 4 from options = [1, 4] {mtune.only_with = ["b"]} -> !transform.param<i64>)k"}) {
+    auto status = ExtractKnobSpace(KnobLines(bad), *ParseProblemKey("copy_2d:m=8,n=8:f32"));
+    EXPECT_NE(status.status().message().find("mtune.only_with"), std::string::npos) << bad;
+  }
+}
+
 TEST(KnobSpace, LabelFamiliesDropARegionForOtherFamilies) {
   auto alternatives = [](const std::string& attrs) {
     return KnobLines(
