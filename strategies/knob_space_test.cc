@@ -701,6 +701,11 @@ TEST(KnobSpace, CopyAndReduceTemplatesOfferPeelingSplitReductionAndUnrolling) {
   ASSERT_NE(unroll, nullptr);
   EXPECT_EQ(unroll->options, (std::vector<std::string>{"1", "2", "4"}));
   EXPECT_EQ(unroll->default_value, "1");
+  EXPECT_EQ(find(*copy_space, "transpose_lowering")->options.size(), 4u);
+  // A copy has no transpose to lower: one option, not four candidates of one code.
+  auto plain_copy = ExtractKnobSpace(copy_tpl->text, *ParseProblemKey("copy_2d:m=37,n=45:f32"));
+  ASSERT_TRUE(plain_copy.ok()) << plain_copy.status();
+  EXPECT_EQ(find(*plain_copy, "transpose_lowering")->options, std::vector<std::string>{"shuffle_16x16"});
 
   auto rows = ParseProblemKey("reduce_rows_2d:m=1023,n=1025:f32");
   ASSERT_TRUE(rows.ok());

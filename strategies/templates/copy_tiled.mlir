@@ -204,10 +204,12 @@ module attributes {transform.with_named_sequence} {
     } : !transform.any_op
     // A transpose tile is vectorized into a transfer_read with a permutation map;
     // make that an explicit vector.transpose first, or no transpose lowering applies.
+    // A copy has no transpose to lower: one option for it (`mtune.only_for`), not
+    // four candidates of the same code.
     transform.apply_patterns to %kernel {
       transform.apply_patterns.vector.transfer_permutation_patterns
     } : !transform.any_op
-    transform.tune.alternatives<"transpose_lowering"> selected_region = 2 attributes {mtune.labels = ["shuffle_1d", "eltwise", "shuffle_16x16", "avx2"]} {
+    transform.tune.alternatives<"transpose_lowering"> selected_region = 2 attributes {mtune.labels = ["shuffle_1d", "eltwise", "shuffle_16x16", "avx2"], mtune.only_for = ["transpose_2d"], mtune.otherwise = "shuffle_16x16"} {
       transform.apply_patterns to %kernel {
         transform.apply_patterns.vector.lower_transpose lowering_strategy = shuffle_1d
       } : !transform.any_op
