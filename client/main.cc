@@ -13,6 +13,7 @@
 #include "client/connection.h"
 #include "client/format.h"
 #include "client/measure_command.h"
+#include "client/space_command.h"
 #include "client/offline.h"
 #include "nlohmann/json.hpp"
 #include "strategies/payload.h"
@@ -251,6 +252,16 @@ int main(int argc, char** argv) {
   instantiate->add_option("--template", mreq.template_name, "strategy template");
   instantiate->add_option("--template-file", mreq.template_file, "use this template file instead");
   instantiate->add_option("--knob", knob_args, "NAME=VALUE (repeatable); others keep defaults");
+  auto* space_cmd = app.add_subcommand(
+      "space", "show a template's search space for a problem: knobs, options, defaults, valid candidates");
+  space_cmd->add_option("--problem", mreq.problem, "problem key")->required();
+  space_cmd->add_option("--template", mreq.template_name, "strategy template (default: the family's)");
+  space_cmd->add_option("--template-file", mreq.template_file, "use this template file instead");
+  bool audit = false;
+  space_cmd->add_flag("--audit", audit,
+                      "also check that each free knob changes the code (runs the transform interpreter "
+                      "on a few candidates)");
+  space_cmd->add_flag("--json", json, "print JSON");
   auto* sandbox = app.add_subcommand("__sandbox", "internal")->group("");
   int sandbox_cpu = -1;
   sandbox->add_option("--cpu", sandbox_cpu);
@@ -286,6 +297,12 @@ int main(int argc, char** argv) {
     auto text = mtune::strategies::MakePayload(*problem);
     if (!text.ok()) return Fail(text.status());
     printf("%s", text->c_str());
+    return 0;
+  }
+  if (*space_cmd) {
+    auto space = mtune::client::DescribeSpace(mreq, audit);
+    if (!space.ok()) return Fail(space.status());
+    printf("%s", json ? (space->dump(2) + "\n").c_str() : mtune::client::FormatSpace(*space).c_str());
     return 0;
   }
   if (*instantiate) {

@@ -16,7 +16,7 @@
 
 namespace mtune::client {
 
-absl::StatusOr<MeasureOutcome> ResolveCandidate(const MeasureRequest& request) {
+absl::StatusOr<ProblemTemplate> LoadProblemTemplate(const MeasureRequest& request) {
   auto problem = strategies::ParseProblemKey(request.problem);
   if (!problem.ok()) return problem.status();
   absl::StatusOr<strategies::StrategyTemplate> tpl;
@@ -39,6 +39,14 @@ absl::StatusOr<MeasureOutcome> ResolveCandidate(const MeasureRequest& request) {
                                         : strategies::FindTemplate(request.template_name);
   }
   if (!tpl.ok()) return tpl.status();
+  return ProblemTemplate{*std::move(problem), *std::move(tpl)};
+}
+
+absl::StatusOr<MeasureOutcome> ResolveCandidate(const MeasureRequest& request) {
+  auto loaded = LoadProblemTemplate(request);
+  if (!loaded.ok()) return loaded.status();
+  const strategies::Problem* problem = &loaded->problem;
+  const strategies::StrategyTemplate* tpl = &loaded->tpl;
   auto space = strategies::ExtractKnobSpace(tpl->text, *problem);
   if (!space.ok()) return space.status();
   // Without --knob the default candidate (the template's, or the valid one nearest

@@ -6,6 +6,8 @@
 
 #include "absl/status/statusor.h"
 #include "proto/mtune.pb.h"
+#include "strategies/problem.h"
+#include "strategies/template_library.h"
 
 namespace mtune::client {
 
@@ -31,6 +33,15 @@ struct MeasureOutcome {
   mtune::v1::Calibration calibration;
   mtune::v1::Result result;
 };
+
+struct ProblemTemplate {
+  strategies::Problem problem;
+  strategies::StrategyTemplate tpl;
+};
+
+// The problem `request` names and its template: --template-file, --template, or the
+// family's default. Errors for a bad key, an unknown template or an unreadable file.
+absl::StatusOr<ProblemTemplate> LoadProblemTemplate(const MeasureRequest& request);
 
 // The candidate `request` names (template defaults for knobs not given) and its
 // instantiated script; InvalidArgument for unknown knobs or values outside options.
