@@ -135,6 +135,8 @@ struct PriorTable {
   std::string problem_key;
   std::string template_name;
   std::vector<mtune::search::PriorResult> results;
+  // Its OK candidates, fastest first (what a warm start proposes first).
+  std::vector<mtune::search::KnobValues> fastest;
 };
 
 absl::StatusOr<PriorTable> ReadPriorTable(const std::string& path) {
@@ -146,12 +148,16 @@ absl::StatusOr<PriorTable> ReadPriorTable(const std::string& path) {
   double best = 0;
   for (const auto& row : table->rows)
     if (row.status == "OK") best = std::max(best, row.gflops);
+  std::vector<std::pair<double, mtune::search::KnobValues>> ok;
   for (const auto& row : table->rows) {
     auto values = mtune::search::ValuesFromPoint(table->space, mtune::search::PointAtIndex(table->space, row.index));
     if (!values.ok()) continue;
     prior.results.push_back({mtune::strategies::CandidateFeatures(*problem, *values),
                              row.status == "OK" && best > 0 ? row.gflops / best : 0.0});
+    if (row.status == "OK") ok.emplace_back(row.gflops, *values);
   }
+  std::stable_sort(ok.begin(), ok.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  for (auto& [gflops, values] : ok) prior.fastest.push_back(std::move(values));
   return prior;
 }
 
@@ -208,7 +214,16 @@ int main(int argc, char** argv) {
                  "ground-truth table of another problem of the same template whose results `model` "
                  "learns from before the first trial (transfer; repeatable; a table is never its own prior)")
       ->check(CLI::ExistingFile);
+  uint32_t warm_seeds = 0;
+  app.add_option("--warm-seeds", warm_seeds,
+                 "every algorithm first proposes the N fastest candidates of each --prior table, mapped to "
+                 "the nearest options (the coordinator's warm start proposes 4 per nearest problem)")
+      ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
+  if (warm_seeds > 0 && prior_tables.empty()) {
+    fprintf(stderr, "mtune-bench-search: --warm-seeds needs --prior\n");
+    return 1;
+  }
   if (knob_features && !prior_tables.empty()) {
     fprintf(stderr, "mtune-bench-search: --prior needs the problem-aware features (not --knob-features)\n");
     return 1;
@@ -263,6 +278,18 @@ int main(int argc, char** argv) {
       truth.by_index[row.index] = &row;
       if (row.status == "OK") ++ok, truth.optimum = std::max(truth.optimum, row.gflops);
     }
+    // Warm-start seeds, for every algorithm alike: the fastest candidates of each prior
+    // table that map to a candidate of this table (else constraints pruned it here).
+    for (const PriorTable& prior : priors) {
+      if (prior.problem_key == truth.problem.Key()) continue;
+      for (size_t i = 0; i < std::min<size_t>(warm_seeds, prior.fastest.size()); ++i) {
+        std::optional<Point> point = mtune::search::NearestPoint(truth.table.space, prior.fastest[i]);
+        if (!point || !truth.by_index.contains(mtune::search::IndexOfPoint(truth.table.space, *point)) ||
+            std::find(options.seeds_first.begin(), options.seeds_first.end(), *point) != options.seeds_first.end())
+          continue;
+        options.seeds_first.push_back(*point);
+      }
+    }
     const size_t n = truth.by_index.size();
     const size_t five_percent = std::max<size_t>(1, static_cast<size_t>(std::ceil(0.05 * n)));
     printf("\n%s: %s, %zu candidates (%zu OK), best %.2f GFLOP/s; %d seeds from %llu, batch %zu\n",
@@ -271,6 +298,9 @@ int main(int argc, char** argv) {
     if (!priors_used.empty())
       printf("model learns first from the results of %s (%zu rows)\n", absl::StrJoin(priors_used, ", ").c_str(),
              options.prior.size());
+    if (!options.seeds_first.empty())
+      printf("every algorithm first proposes %zu warm-start seeds (the %u fastest of each prior table, mapped)\n",
+             options.seeds_first.size(), warm_seeds);
     printf("%-11s %12s %12s %16s %16s %12s\n", "algorithm", "trials->95%", "trials->99%",
            "best@5% (% opt)", "p(95% by 5%)", "search ms/tr");
     std::map<std::string, double> median95;

@@ -1,8 +1,11 @@
 #include "search/space.h"
 
+#include <algorithm>
+#include <cmath>
 #include <limits>
 #include <set>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
@@ -88,6 +91,32 @@ absl::StatusOr<KnobValues> ValuesFromPoint(const Space& space, const Point& poin
     values[space.knobs[i].name] = space.knobs[i].options[point[i]];
   }
   return values;
+}
+
+std::optional<Point> NearestPoint(const Space& space, const KnobValues& values) {
+  Point point;
+  for (const Knob& knob : space.knobs) {
+    auto it = values.find(knob.name);
+    if (it == values.end()) return std::nullopt;
+    auto exact = std::find(knob.options.begin(), knob.options.end(), it->second);
+    if (exact != knob.options.end()) {
+      point.push_back(static_cast<uint32_t>(exact - knob.options.begin()));
+      continue;
+    }
+    double want = 0;
+    if (!absl::SimpleAtod(it->second, &want) || want <= 0) return std::nullopt;
+    std::optional<uint32_t> nearest;
+    double nearest_distance = 0;
+    for (uint32_t i = 0; i < knob.options.size(); ++i) {
+      double option = 0;
+      if (!absl::SimpleAtod(knob.options[i], &option) || option <= 0) continue;
+      const double distance = std::abs(std::log2(option / want));
+      if (!nearest || distance < nearest_distance) nearest = i, nearest_distance = distance;
+    }
+    if (!nearest) return std::nullopt;
+    point.push_back(*nearest);
+  }
+  return point;
 }
 
 absl::StatusOr<Point> PointFromValues(const Space& space, const KnobValues& values) {

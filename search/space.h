@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -49,6 +50,12 @@ absl::StatusOr<KnobValues> ValuesFromPoint(const Space& space, const Point& poin
 
 // The point choosing exactly `values`; every knob must be present and nothing else.
 absl::StatusOr<Point> PointFromValues(const Space& space, const KnobValues& values);
+
+// The point closest to `values`, which may come from another problem's space: exact
+// options where they exist, else the numerically nearest option on a log scale;
+// nullopt when a knob is missing or a word has no match. Warm starts map another
+// problem's best candidates into this space with it.
+std::optional<Point> NearestPoint(const Space& space, const KnobValues& values);
 
 // Human-readable "{name=value, ...}" for logs and error messages.
 std::string FormatPoint(const Space& space, const Point& point);

@@ -97,6 +97,21 @@ TEST(KnobValues, ErrorsNameTheProblem) {
               HasSubstr("unknown knob 'tile_k'"));
 }
 
+// Another problem's candidate mapped into this space (a warm start): exact options
+// where they exist, else the nearest on a log scale; a word with no match, or a
+// missing knob, maps nowhere.
+TEST(NearestPoint, TakesExactOptionsElseTheNearestOnALogScale) {
+  const Space space = TileSpace();
+  EXPECT_EQ(NearestPoint(space, {{"tile_m", "16"}, {"lowering", "dot"}, {"tile_n", "8"}}), (Point{1, 1, 1}));
+  // 12 is nearer 16 than 8 on a log scale (log2 12/8 = 0.58 > log2 16/12 = 0.42);
+  // 513 snaps to the largest option, 1 to the smallest.
+  EXPECT_EQ(NearestPoint(space, {{"tile_m", "12"}, {"lowering", "outerproduct"}, {"tile_n", "513"}}),
+            (Point{1, 0, 3}));
+  EXPECT_EQ(NearestPoint(space, {{"tile_m", "1"}, {"lowering", "dot"}, {"tile_n", "4"}}), (Point{0, 1, 0}));
+  EXPECT_EQ(NearestPoint(space, {{"tile_m", "8"}, {"lowering", "fma"}, {"tile_n", "4"}}), std::nullopt);
+  EXPECT_EQ(NearestPoint(space, {{"tile_m", "8"}, {"lowering", "dot"}}), std::nullopt);
+}
+
 TEST(FormatPoint, ShowsNamesAndValues) {
   EXPECT_EQ(FormatPoint(TileSpace(), {0, 1, 3}), "{tile_m=8, lowering=dot, tile_n=32}");
 }

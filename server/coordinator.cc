@@ -44,34 +44,6 @@ double ShapeDistance(const strategies::Problem& a, const strategies::Problem& b)
   return d + (a.element_type == b.element_type ? 0 : 8);
 }
 
-// The point of `space` closest to `values`: exact options where they exist, else
-// the numerically nearest (log scale) option; nullopt when a word has no match.
-std::optional<search::Point> Snap(const search::Space& space, const strategies::KnobValues& values) {
-  search::Point point;
-  for (const auto& knob : space.knobs) {
-    auto it = values.find(knob.name);
-    if (it == values.end()) return std::nullopt;
-    auto exact = std::find(knob.options.begin(), knob.options.end(), it->second);
-    if (exact != knob.options.end()) {
-      point.push_back(static_cast<uint32_t>(exact - knob.options.begin()));
-      continue;
-    }
-    double want = 0;
-    if (!absl::SimpleAtod(it->second, &want) || want <= 0) return std::nullopt;
-    std::optional<uint32_t> nearest;
-    double nearest_distance = 0;
-    for (uint32_t i = 0; i < knob.options.size(); ++i) {
-      double option = 0;
-      if (!absl::SimpleAtod(knob.options[i], &option) || option <= 0) continue;
-      const double distance = std::abs(std::log2(option / want));
-      if (!nearest || distance < nearest_distance) nearest = i, nearest_distance = distance;
-    }
-    if (!nearest) return std::nullopt;
-    point.push_back(*nearest);
-  }
-  return point;
-}
-
 // Expected gain of one more trial on a problem: how much its best rose over its
 // recent trials (relative), plus an exploration term that shrinks as it gets trials.
 double ExpectedGain(const std::vector<double>& scores, uint32_t proposed, uint64_t job_trials) {
@@ -292,7 +264,7 @@ std::vector<search::Point> Coordinator::WarmStartSeeds(const ProblemRun& run,
       if (trial.result().status() != mtune::v1::RESULT_STATUS_OK ||
           trial.candidate().template_name() != run.template_name)
         continue;
-      auto point = Snap(run.candidates.search_space(), strategies::ValuesOf(trial.candidate()));
+      auto point = search::NearestPoint(run.candidates.search_space(), strategies::ValuesOf(trial.candidate()));
       if (!point || std::find(seeds.begin(), seeds.end(), *point) != seeds.end()) continue;
       seeds.push_back(*point);
       ++taken;
