@@ -7,7 +7,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/numbers.h"
 #include "absl/time/clock.h"
 #include "strategies/candidate.h"
 #include "strategies/default_candidate.h"
