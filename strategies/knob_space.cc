@@ -88,6 +88,48 @@ std::vector<std::string> AlternativeLabels(AlternativesOp op) {
   return labels;
 }
 
+// A knob's spec for `problem`: its options expanded, then the attribute rules that
+// choose its default (knob_rules.h), in this order.
+absl::StatusOr<KnobSpec> ReadKnob(KnobOp knob, const Problem& problem) {
+  KnobSpec spec;
+  spec.name = knob.getName().str();
+  auto options = ExpandOptions(knob, problem);
+  if (!options.ok()) return options.status();
+  for (mlir::Attribute a : *options) spec.options.push_back(OptionText(a));
+  if (auto selected = knob.getSelectedAttr()) {
+    spec.selected = OptionText(selected);
+    if (std::find(spec.options.begin(), spec.options.end(), spec.selected) != spec.options.end())
+      spec.default_value = spec.selected;
+  }
+  if (auto divides = knob->getAttrOfType<mlir::StringAttr>(kDividesAttr)) spec.divides = divides.getValue().str();
+  spec.derived = knob->hasAttr(kDerivedAttr);
+  if (absl::Status with = ReadOnlyWith(knob, spec); !with.ok()) return with;
+  if (absl::Status family = ApplyFamilyDefault(knob, problem, spec); !family.ok()) return family;
+  if (absl::Status tiled = ApplyTileDefault(knob, problem, spec); !tiled.ok()) return tiled;
+  return spec;
+}
+
+// An alternatives op's spec for `problem`: its region labels, narrowed and given a
+// default by the attribute rules (knob_rules.h), in this order.
+absl::StatusOr<KnobSpec> ReadAlternatives(AlternativesOp alt, const Problem& problem) {
+  KnobSpec spec;
+  spec.name = alt.getName().str();
+  spec.is_alternatives = true;
+  spec.options = AlternativeLabels(alt);
+  if (spec.options.empty())
+    return absl::InvalidArgumentError(absl::StrCat("alternatives '", spec.name, "' have no regions"));
+  if (auto selected = alt.getSelectedRegionAttr(); selected && selected->getZExtValue() < spec.options.size())
+    spec.default_value = spec.options[selected->getZExtValue()];
+  if (absl::Status kept = KeepLabelsForFamily(alt, problem, spec); !kept.ok()) return kept;
+  auto only = OnlyForOption(alt, spec.name, spec.options, problem);
+  if (!only.ok()) return only.status();
+  if (*only) spec.options = {**only}, spec.default_value = **only;
+  if (absl::Status split = DropSplitsWiderThanTheDimension(alt, problem, spec); !split.ok()) return split;
+  if (absl::Status family = ApplyFamilyDefault(alt, problem, spec); !family.ok()) return family;
+  spec.selected = spec.default_value;
+  return spec;
+}
+
 absl::StatusOr<mlir::OwningOpRef<mlir::ModuleOp>> ParseTemplate(absl::string_view text,
                                                                 mlir::MLIRContext* context) {
   // Every template, built in or not, passes the policy: it is code workers run.
@@ -214,70 +256,18 @@ absl::StatusOr<KnobSpace> ExtractKnobSpace(absl::string_view template_text, cons
         status = constraint.status();
       return;
     }
-    KnobSpec spec;
-    if (auto knob = llvm::dyn_cast<KnobOp>(op)) {
-      spec.name = knob.getName().str();
-      auto options = ExpandOptions(knob, problem);
-      if (!options.ok()) {
-        status = options.status();
-        return;
-      }
-      for (mlir::Attribute a : *options) spec.options.push_back(OptionText(a));
-      if (auto selected = knob.getSelectedAttr()) {
-        std::string text = OptionText(selected);
-        spec.selected = text;
-        if (std::find(spec.options.begin(), spec.options.end(), text) != spec.options.end())
-          spec.default_value = text;
-      }
-      if (auto divides = op->getAttrOfType<mlir::StringAttr>(kDividesAttr))
-        spec.divides = divides.getValue().str();
-      if (absl::Status with = ReadOnlyWith(op, spec); !with.ok()) {
-        status = with;
-        return;
-      }
-      spec.derived = op->hasAttr(kDerivedAttr);
-      if (absl::Status family = ApplyFamilyDefault(op, problem, spec); !family.ok()) {
-        status = family;
-        return;
-      }
-      if (absl::Status tiled = ApplyTileDefault(knob, problem, spec); !tiled.ok()) {
-        status = tiled;
-        return;
-      }
-    } else if (auto alt = llvm::dyn_cast<AlternativesOp>(op)) {
-      spec.name = alt.getName().str();
-      spec.is_alternatives = true;
-      spec.options = AlternativeLabels(alt);
-      if (spec.options.empty()) {
-        status = absl::InvalidArgumentError(
-            absl::StrCat("alternatives '", spec.name, "' have no regions"));
-        return;
-      }
-      if (auto selected = alt.getSelectedRegionAttr(); selected && selected->getZExtValue() <
-                                                                        spec.options.size())
-        spec.default_value = spec.options[selected->getZExtValue()];
-      if (absl::Status kept = KeepLabelsForFamily(alt, problem, spec); !kept.ok()) {
-        status = kept;
-        return;
-      }
-      auto only = OnlyForOption(alt, spec.name, spec.options, problem);
-      if (!only.ok()) {
-        status = only.status();
-        return;
-      }
-      if (*only) spec.options = {**only}, spec.default_value = **only;
-      if (absl::Status split = DropSplitsWiderThanTheDimension(alt, problem, spec); !split.ok()) {
-        status = split;
-        return;
-      }
-      if (absl::Status family = ApplyFamilyDefault(op, problem, spec); !family.ok()) {
-        status = family;
-        return;
-      }
-      spec.selected = spec.default_value;
-    } else {
+    absl::StatusOr<KnobSpec> read;
+    if (auto knob = llvm::dyn_cast<KnobOp>(op))
+      read = ReadKnob(knob, problem);
+    else if (auto alt = llvm::dyn_cast<AlternativesOp>(op))
+      read = ReadAlternatives(alt, problem);
+    else
+      return;
+    if (!read.ok()) {
+      status = read.status();
       return;
     }
+    KnobSpec spec = *std::move(read);
     for (const std::string* text : {&spec.name, &spec.default_value, &spec.selected})
       if (!IsUtf8(*text)) {
         status = absl::InvalidArgumentError(
