@@ -46,9 +46,10 @@ std::vector<const KnobSpec*> FreeKnobs(const KnobSpace& space) {
 
 // A valid candidate with every free knob drawn at random, or nullopt after many tries.
 std::optional<KnobValues> RandomCandidate(const KnobSpace& space, const KnobValues& base, std::mt19937& rng) {
+  const std::vector<const KnobSpec*> free = FreeKnobs(space);
   for (int attempt = 0; attempt < 1000; ++attempt) {
     KnobValues values = base;
-    for (const KnobSpec* knob : FreeKnobs(space)) values[knob->name] = knob->options[rng() % knob->options.size()];
+    for (const KnobSpec* knob : free) values[knob->name] = knob->options[rng() % knob->options.size()];
     if (auto solved = SolveDerivedKnobs(space, values)) return solved;
   }
   return std::nullopt;
@@ -130,18 +131,23 @@ absl::StatusOr<std::vector<KnobAudit>> AuditKnobs(absl::string_view template_tex
     if (!script.ok()) return script.status();
     return TransformedPayload(*context, *payload, *script);
   };
+  // Each base's code once, not once per knob moved from it.
+  std::vector<std::string> base_code;
+  for (const KnobValues& base : bases) {
+    auto text = code(base);
+    if (!text.ok()) return text.status();
+    base_code.push_back(*std::move(text));
+  }
   std::vector<KnobAudit> audits;
   for (const KnobSpec* knob : FreeKnobs(*space)) {
     KnobAudit audit{knob->name};
-    for (const KnobValues& base : bases) {
-      std::optional<KnobValues> moved = Neighbour(*space, base, *knob, rng);
+    for (size_t b = 0; b < bases.size(); ++b) {
+      std::optional<KnobValues> moved = Neighbour(*space, bases[b], *knob, rng);
       if (!moved) continue;
-      auto before = code(base);
-      if (!before.ok()) return before.status();
       auto after = code(*moved);
       if (!after.ok()) return after.status();
       ++audit.compared;
-      audit.changed += *before != *after;
+      audit.changed += base_code[b] != *after;
     }
     audits.push_back(std::move(audit));
   }
