@@ -5,6 +5,11 @@
 //
 //   mlir-opt-22 --load-pass-plugin=libMtunePlugin.so \
 //     --pass-pipeline='builtin.module(mtune-apply{db=best.sqlite report=true})' in.mlir
+//
+// It also registers `mtune-rotate-tiles` (strategies/rotate_tiles.h), which
+// transpose strategies with rotate_tiles = 1 run through
+// transform.apply_registered_pass: loading the plugin lets plain mlir-opt apply an
+// exported library holding them.
 #include <memory>
 #include <string>
 
@@ -15,6 +20,7 @@
 #include "mlir/Pass/Pass.h"
 #include "mlir/Tools/Plugins/PassPlugin.h"
 #include "strategies/apply.h"
+#include "strategies/rotate_tiles.h"
 
 namespace {
 
@@ -105,5 +111,10 @@ class MtuneApplyPass
 
 extern "C" LLVM_ATTRIBUTE_WEAK mlir::PassPluginLibraryInfo mlirGetPassPluginInfo() {
   return {MLIR_PLUGIN_API_VERSION, "MtunePlugin", "0.1.0",
-          []() { mlir::PassRegistration<MtuneApplyPass>(); }};
+          []() {
+            mlir::PassRegistration<MtuneApplyPass>();
+            // Strategies may run it (transform.apply_registered_pass), so the exported
+            // transform library needs it in mlir-opt too.
+            mtune::strategies::RegisterRotateTilesPass();
+          }};
 }

@@ -25,8 +25,13 @@ bool InsideParamConstraint(mlir::Operation* op) {
 }
 
 // Transform ops that act beyond the payload IR (files, output, arbitrary passes).
-bool DeniedTransformOp(llvm::StringRef name) {
-  return name == "transform.apply_registered_pass" || name == "transform.print";
+// The one pass allowed is mtune's own `mtune-rotate-tiles` without options: it
+// only rewrites loop indices of the op it is applied to.
+bool DeniedTransformOp(mlir::Operation* op) {
+  if (auto pass = llvm::dyn_cast<mlir::transform::ApplyRegisteredPassOp>(op))
+    return pass.getPassName() != "mtune-rotate-tiles" || !pass.getOptions().empty() ||
+           !pass.getDynamicOptions().empty();
+  return op->getName().getStringRef() == "transform.print";
 }
 
 std::string Where(mlir::Operation* op) {
@@ -70,7 +75,7 @@ absl::Status CheckTemplatePolicy(mlir::ModuleOp module) {
                                        "templates may only hold transform-dialect scripts"));
       return mlir::WalkResult::interrupt();
     }
-    if (DeniedTransformOp(op->getName().getStringRef())) {
+    if (DeniedTransformOp(op)) {
       status = Reject(op, "reaches beyond the payload (passes, files or output) and is not "
                           "allowed in templates");
       return mlir::WalkResult::interrupt();

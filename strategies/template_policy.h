@@ -9,7 +9,8 @@
 //     `transform.smt.constrain_params` (knob constraints mtune evaluates);
 //   - it holds none of the transform ops that reach beyond the payload:
 //     `transform.apply_registered_pass` (runs any registered pass, some of which
-//     write files), `transform.print` (writes to the worker's output);
+//     write files; the one exception is mtune's own `mtune-rotate-tiles`, without
+//     options), `transform.print` (writes to the worker's output);
 //   - every `transform.named_sequence` has a body (a declaration would be
 //     resolved from an external transform library), and every symbol an op
 //     refers to (`transform.include`, `foreach_match`, ...) is a sequence
