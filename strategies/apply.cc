@@ -28,6 +28,10 @@ absl::Status RunEntryPoint(mlir::ModuleOp module, mlir::ModuleOp library) {
           module.getOperation(), entry, library, mlir::transform::TransformOptions())))
     return diagnostics.ToStatus(absl::StatusCode::kInternal,
                                 "applying the tuned strategies failed");
+  // As in the worker: an error the script went on after is a failure too.
+  if (diagnostics.has_error())
+    return diagnostics.ToStatus(absl::StatusCode::kInternal,
+                                "a tuned strategy reported an error while applying");
   return absl::OkStatus();
 }
 

@@ -31,6 +31,7 @@ std::unique_ptr<mlir::MLIRContext> MakeMlirContext() {
 
 DiagnosticCapture::DiagnosticCapture(mlir::MLIRContext* context) : context_(context) {
   handler_ = context_->getDiagEngine().registerHandler([this](mlir::Diagnostic& diag) {
+    if (diag.getSeverity() == mlir::DiagnosticSeverity::Error) has_error_ = true;
     llvm::raw_string_ostream os(text_);
     os << diag.getLocation() << ": " << diag << "\n";
     for (const mlir::Diagnostic& note : diag.getNotes())

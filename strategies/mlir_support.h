@@ -26,6 +26,10 @@ class DiagnosticCapture {
 
   // All diagnostics so far, one per line, with locations and notes.
   const std::string& text() const { return text_; }
+  // Whether any of them is an error. A transform script can go on after one: a
+  // pass run by transform.apply_registered_pass inside a sequence that suppresses
+  // failures reports its error and the script continues without it.
+  bool has_error() const { return has_error_; }
   // A status of `code` saying `what` failed, with the captured diagnostics appended.
   absl::Status ToStatus(absl::StatusCode code, absl::string_view what) const;
 
@@ -33,6 +37,7 @@ class DiagnosticCapture {
   mlir::MLIRContext* context_;
   mlir::DiagnosticEngine::HandlerID handler_;
   std::string text_;
+  bool has_error_ = false;
 };
 
 }  // namespace mtune::strategies

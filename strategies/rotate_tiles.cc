@@ -1,7 +1,5 @@
 #include "strategies/rotate_tiles.h"
 
-#include <memory>
-
 #include "llvm/ADT/SmallPtrSet.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -12,17 +10,17 @@
 namespace mtune::strategies {
 namespace {
 
-// Why: a transpose whose input rows are a power of two bytes apart (256x512 f32:
-// 2 KiB) reads each 16x16 tile's 16 lines from the same two L1 sets, and a tile
-// loop walking down a column of tiles keeps hitting those sets; walking along a
-// row of tiles does the same to the output's lines. Rotating the outer tile index
-// by the inner one makes consecutive tiles differ in both.
 // Records the ops a builder inserts.
 struct Recorder : mlir::OpBuilder::Listener {
   void notifyOperationInserted(mlir::Operation* op, mlir::OpBuilder::InsertPoint) override { ops.insert(op); }
   llvm::SmallPtrSet<mlir::Operation*, 8> ops;
 };
 
+// Why: a transpose whose input rows are a power of two bytes apart (256x512 f32:
+// 2 KiB) reads each 16x16 tile's 16 lines from the same two L1 sets, and a tile
+// loop walking down a column of tiles keeps hitting those sets; walking along a
+// row of tiles does the same to the output's lines. Rotating the outer tile index
+// by the inner one makes consecutive tiles differ in both.
 class RotateTilesPass : public mlir::PassWrapper<RotateTilesPass, mlir::OperationPass<>> {
  public:
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(RotateTilesPass)

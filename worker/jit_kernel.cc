@@ -145,6 +145,11 @@ std::unique_ptr<JitKernel> JitKernel::Compile(const std::string& payload,
           module->getOperation(), entry, *transform_module, mlir::transform::TransformOptions())))
     return fail(RESULT_STATUS_INVALID_CANDIDATE,
                 "the strategy failed to apply:\n" + diagnostics.text());
+  // An error the script went on after (a suppressed pass failure) would leave a
+  // kernel other than the candidate's, measured under its name.
+  if (diagnostics.has_error())
+    return fail(RESULT_STATUS_INVALID_CANDIDATE,
+                "the strategy reported an error while applying:\n" + diagnostics.text());
   times->transform_s = Since(start);
 
   start = Clock::now();

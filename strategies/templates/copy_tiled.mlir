@@ -277,7 +277,9 @@ module attributes {transform.with_named_sequence} {
   }
   // rotate_tiles = 1: runs mtune-rotate-tiles on the kernel (a sequence that
   // propagates failures, so a failed check skips it, inside one that suppresses that
-  // failure; a failing pass is a definite failure, which is not suppressed).
+  // failure). That also suppresses a failure of the pass, but not its error
+  // diagnostic: mlir-opt prints it, and mtune's worker records the candidate as
+  // invalid for it.
   transform.named_sequence @rotate_tiles(%kernel: !transform.any_op {transform.consumed},
       %rot: !transform.param<i64> {transform.readonly}) {
     %one = transform.param.constant 1 : i64 -> !transform.param<i64>
