@@ -25,7 +25,7 @@ class RotateTilesPass : public mlir::PassWrapper<RotateTilesPass, mlir::Operatio
  public:
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(RotateTilesPass)
 
-  llvm::StringRef getArgument() const final { return "mtune-rotate-tiles"; }
+  llvm::StringRef getArgument() const final { return kRotateTilesPassName; }
   llvm::StringRef getDescription() const final {
     return "Visit the tiles of each scf.for marked mtune.rotatable_tiles and of the loops "
            "directly in its body in rotated (diagonal) order";

@@ -16,6 +16,9 @@ namespace mtune::strategies {
 // transpose's are); templates set it when tiling, and the pass removes it.
 inline constexpr char kRotatableTilesAttr[] = "mtune.rotatable_tiles";
 
+// The pass's name, as templates and mlir-opt name it.
+inline constexpr char kRotateTilesPassName[] = "mtune-rotate-tiles";
+
 // Registers the pass in MLIR's global pass registry (idempotent).
 void RegisterRotateTilesPass();
 

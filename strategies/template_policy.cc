@@ -8,6 +8,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Location.h"
 #include "mlir/IR/SymbolTable.h"
+#include "strategies/rotate_tiles.h"
 
 namespace mtune::strategies {
 namespace {
@@ -29,7 +30,7 @@ bool InsideParamConstraint(mlir::Operation* op) {
 // only rewrites loop indices of the op it is applied to.
 bool DeniedTransformOp(mlir::Operation* op) {
   if (auto pass = llvm::dyn_cast<mlir::transform::ApplyRegisteredPassOp>(op))
-    return pass.getPassName() != "mtune-rotate-tiles" || !pass.getOptions().empty() ||
+    return pass.getPassName() != kRotateTilesPassName || !pass.getOptions().empty() ||
            !pass.getDynamicOptions().empty();
   return op->getName().getStringRef() == "transform.print";
 }
