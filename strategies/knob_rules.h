@@ -1,6 +1,6 @@
 // The `mtune.*` attributes a template puts on its knobs and alternatives, each a rule
 // that shapes one problem's knob space: which options a family has (only_for,
-// label_families, splits), which default it starts from (default_for, padded_default,
+// label_families, option_families, splits), which default it starts from (default_for, padded_default,
 // rest_default), which knobs are free only with others (only_with), and the template's
 // start points. Internal to strategies/: ExtractKnobSpace applies them in order. Each
 // rule's reason, with the figures that decided it, is in knob_rules.cc.
@@ -45,6 +45,10 @@ absl::Status DropSplitsWiderThanTheDimension(AlternativesOp alt, const Problem& 
 
 // `mtune.label_families`: drops the regions that are no option for the family.
 absl::Status KeepLabelsForFamily(AlternativesOp alt, const Problem& problem, KnobSpec& spec);
+
+// `mtune.option_families`: of a knob's expanded `options`, those for the family.
+absl::StatusOr<std::vector<mlir::Attribute>> KeepKnobOptionsForFamily(KnobOp knob, const Problem& problem,
+                                                                     std::vector<mlir::Attribute> options);
 
 // `mtune.tiles` with `mtune.padded_default` or `mtune.rest_default`: a tile's default
 // for the problem's extent of that dimension.

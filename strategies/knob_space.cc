@@ -58,6 +58,9 @@ absl::StatusOr<std::vector<mlir::Attribute>> ExpandOptions(KnobOp knob, const Pr
   if (result.empty())
     return absl::InvalidArgumentError(
         absl::StrCat("knob '", name, "' has no options for problem ", problem.Key()));
+  auto kept = KeepKnobOptionsForFamily(knob, problem, std::move(result));
+  if (!kept.ok()) return kept.status();
+  result = *std::move(kept);
   std::vector<std::string> texts;
   for (mlir::Attribute a : result) texts.push_back(OptionText(a));
   auto only = OnlyForOption(knob, name, texts, problem);
@@ -126,6 +129,7 @@ absl::StatusOr<KnobSpec> ReadAlternatives(AlternativesOp alt, const Problem& pro
   if (*only) spec.options = {**only}, spec.default_value = **only;
   if (absl::Status split = DropSplitsWiderThanTheDimension(alt, problem, spec); !split.ok()) return split;
   if (absl::Status family = ApplyFamilyDefault(alt, problem, spec); !family.ok()) return family;
+  if (absl::Status with = ReadOnlyWith(alt, spec); !with.ok()) return with;
   spec.selected = spec.default_value;
   return spec;
 }

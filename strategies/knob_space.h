@@ -22,6 +22,8 @@
 // `mtune.label_families = {LABEL = ["family", ...]}` on an alternatives op: the region
 // LABEL is an option only for the families listed (the default region must not be
 // restricted).
+// `mtune.option_families = {"VALUE" = ["family", ...]}` on a knob with literal array
+// options: the same for a knob's values (copy_tiled's 1-row tiles, copies only).
 // `mtune.derived` on a knob: its value is not a free choice but follows from the other
 // knobs through the constraints (e.g. "peel the last register tile" exactly when the
 // register tile does not divide the cache tile); the default repair and `--knob`

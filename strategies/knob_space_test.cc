@@ -614,6 +614,23 @@ TEST(KnobSpace, MatmulPackedStartPointReadsAInPlaceWithSmallKTiles) {
   EXPECT_EQ(odd[1].at("pack_a"), "no");
 }
 
+// copy_tiled's start point (streaming stores): tried second by copies where the
+// constraint allows them; a transpose has them as its default there (no duplicate),
+// and nowhere else the point holds.
+TEST(KnobSpace, CopyStartPointTriesStreamingStoresWhereTheyAreAllowed) {
+  auto starts_for = [](const std::string& key) { return StartingCandidates(TemplateSpace("copy_tiled", key)); };
+  std::vector<KnobValues> big = starts_for("copy_2d:m=2048,n=4096:f32");
+  ASSERT_EQ(big.size(), 2u);
+  EXPECT_EQ(big[0].at("nt_stores"), "0");
+  EXPECT_EQ(big[1].at("nt_stores"), "1");
+  EXPECT_EQ(big[1].at("tile_r"), "1");
+  EXPECT_EQ(starts_for("copy_2d:m=256,n=512:f32").size(), 1u);    // 1 MiB: constraint
+  EXPECT_EQ(starts_for("copy_2d:m=1000,n=1048:f32").size(), 1u);  // rows off cache lines
+  std::vector<KnobValues> transpose = starts_for("transpose_2d:m=2048,n=4096:f32");
+  ASSERT_EQ(transpose.size(), 1u);
+  EXPECT_EQ(transpose[0].at("nt_stores"), "1");
+}
+
 // The conv templates' tile_ow: 8 while its last tile pads the output row by at most an
 // eighth; else the whole row when it is at most 16 wide, else the largest tile of
 // 4 to 16 that pads least (never a 1- or 2-wide tile, though those pad nothing).
@@ -706,6 +723,18 @@ TEST(KnobSpace, CopyAndReduceTemplatesOfferPeelingSplitReductionAndUnrolling) {
   auto plain_copy = ExtractKnobSpace(copy_tpl->text, *ParseProblemKey("copy_2d:m=37,n=45:f32"));
   ASSERT_TRUE(plain_copy.ok()) << plain_copy.status();
   EXPECT_EQ(find(*plain_copy, "transpose_lowering")->options, std::vector<std::string>{"shuffle_16x16"});
+  // 1-row tiles are a copy's default and no transpose's option (they hang the
+  // interpreter there); with them, edge_tiles and unroll_c stay at their defaults.
+  EXPECT_EQ(find(*plain_copy, "tile_r")->options, (std::vector<std::string>{"1", "2", "4", "8", "16"}));
+  EXPECT_EQ(find(*plain_copy, "tile_r")->default_value, "1");
+  EXPECT_EQ(find(*plain_copy, "tile_c")->default_value, "64");
+  EXPECT_EQ(find(*copy_space, "tile_r")->options, (std::vector<std::string>{"2", "4", "8", "16"}));
+  KnobValues one_row = *DefaultCandidate(*plain_copy);
+  one_row["unroll_c"] = "2";
+  EXPECT_FALSE(plain_copy->SatisfiesConstraints(one_row));
+  one_row["unroll_c"] = "1";
+  one_row["edge_tiles"] = "masked";
+  EXPECT_FALSE(plain_copy->SatisfiesConstraints(one_row));
 
   auto rows = ParseProblemKey("reduce_rows_2d:m=1023,n=1025:f32");
   ASSERT_TRUE(rows.ok());
@@ -778,11 +807,21 @@ TEST(KnobSpace, CopyTemplateBlocksTransposesAndStreamsStoresBeyondTheL2) {
     // The constraint prunes the template's own values where they do not apply.
     EXPECT_EQ(space.Defaults().has_value(), e.block_c == "32" && e.nt_stores == "1") << e.key;
   }
-  // For copies the transpose-only knobs have one option each (mtune.only_for): no
-  // duplicate candidates.
-  for (const KnobSpec& k : space_for("copy_2d:m=2048,n=4096:f32").knobs)
-    if (k.name == "block_r" || k.name == "block_c" || k.name == "nt_stores")
-      EXPECT_EQ(k.options, std::vector<std::string>{"0"}) << k.name;
+  // For copies the blocks have one option each (mtune.only_for): no duplicate
+  // candidates. Streaming stores are a choice that starts off (they win only beyond
+  // the L3, which the constraint cannot see), under the transposes' constraint.
+  const KnobSpace copy = space_for("copy_2d:m=2048,n=4096:f32");
+  for (const KnobSpec& k : copy.knobs) {
+    if (k.name == "block_r" || k.name == "block_c") EXPECT_EQ(k.options, std::vector<std::string>{"0"}) << k.name;
+    if (k.name == "nt_stores") EXPECT_EQ(k.options, (std::vector<std::string>{"0", "1"}));
+  }
+  KnobValues streamed = *DefaultCandidate(copy);
+  streamed["nt_stores"] = "1";
+  EXPECT_TRUE(copy.SatisfiesConstraints(streamed));
+  const KnobSpace small_copy = space_for("copy_2d:m=256,n=512:f32");
+  streamed = *DefaultCandidate(small_copy);
+  streamed["nt_stores"] = "1";
+  EXPECT_FALSE(small_copy.SatisfiesConstraints(streamed));
   const KnobSpace odd = space_for("transpose_2d:m=1000,n=1023:f32");
   KnobValues values = *DefaultCandidate(odd);
   values["nt_stores"] = "1";
@@ -900,6 +939,43 @@ TEST(KnobSpace, OnlyWithHoldsAKnobAtItsDefaultWhereItIsNotRead) {
            R"k(%a = transform.tune.knob<"a"> = 4 from options = [1, 4] {mtune.only_with = ["b"]} -> !transform.param<i64>)k"}) {
     auto status = ExtractKnobSpace(KnobLines(bad), *ParseProblemKey("copy_2d:m=8,n=8:f32"));
     EXPECT_NE(status.status().message().find("mtune.only_with"), std::string::npos) << bad;
+  }
+}
+
+TEST(KnobSpace, OptionFamiliesDropAKnobValueForOtherFamilies) {
+  auto knob = [](const std::string& attrs) {
+    return KnobLines(R"k(    %a = transform.tune.knob<"tile_r"> = 16 from options = [1, 2, 16] {)k" + attrs +
+                     R"k(} -> !transform.param<i64>)k");
+  };
+  const std::string restricted =
+      knob(R"(mtune.option_families = {"1" = ["copy_2d"]}, mtune.default_for = {copy_2d = 1 : i64})");
+  const Problem copy = *ParseProblemKey("copy_2d:m=8,n=8:f32");
+  const Problem transpose = *ParseProblemKey("transpose_2d:m=8,n=8:f32");
+  auto copies = ExtractKnobSpace(restricted, copy);
+  ASSERT_TRUE(copies.ok()) << copies.status();
+  EXPECT_EQ(copies->knobs[0].options, (std::vector<std::string>{"1", "2", "16"}));
+  EXPECT_EQ(copies->knobs[0].default_value, "1");
+  auto transposes = ExtractKnobSpace(restricted, transpose);
+  ASSERT_TRUE(transposes.ok()) << transposes.status();
+  EXPECT_EQ(transposes->knobs[0].options, (std::vector<std::string>{"2", "16"}));
+  EXPECT_EQ(transposes->knobs[0].default_value, "16");
+  // The instantiated script offers the family's options only, and a value of
+  // another family is refused before any script is made.
+  auto script = Instantiate(restricted, transpose, {{"tile_r", "2"}});
+  ASSERT_TRUE(script.ok()) << script.status();
+  EXPECT_NE(script->find("options = [2, 16]"), std::string::npos) << *script;
+  EXPECT_FALSE(Instantiate(restricted, transpose, {{"tile_r", "1"}}).ok());
+  // Bad uses are refused: a value that is no option, a restricted default, a value
+  // that is not a list of family names, and options written as a form.
+  for (const std::string& bad :
+       {knob(R"(mtune.option_families = {"4" = ["copy_2d"]})"),
+        knob(R"(mtune.option_families = {"16" = ["copy_2d"]})"),
+        knob(R"(mtune.option_families = {"1" = "copy_2d"})"),
+        KnobLines(R"k(    %a = transform.tune.knob<"a"> = 2 from options = "pow2(1, 4)" {mtune.option_families = {"1" = ["copy_2d"]}} -> !transform.param<i64>)k")}) {
+    auto space = ExtractKnobSpace(bad, transpose);
+    EXPECT_EQ(space.status().code(), absl::StatusCode::kInvalidArgument) << bad;
+    EXPECT_NE(space.status().message().find("mtune.option_families"), std::string::npos)
+        << space.status();
   }
 }
 

@@ -9,15 +9,23 @@
 // space, i.e. of the output (linalg.transpose iterates over its output). Transposes
 // are first blocked (block_r x block_c blocks around the tiles), and beyond the L2
 // the output can be written with non-temporal stores (`nt_stores`).
+//
+// Start point: streaming stores, tried right after the default wherever the
+// constraint allows them. A copy starts without them (they lose while its footprint
+// fits the L3, which the template cannot see) and gains beyond it: 2048x4096 (64
+// MiB) 1.35x, 4096x4096 1.26x its default, 1024x2048 (16 MiB) 0.81x, in one run. For
+// a transpose it is the default itself wherever it is allowed.
 module attributes {transform.with_named_sequence} {
-  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.consumed}) {
-    // No 1-row tiles: a transpose with 1-row tiles never finishes in the interpreter,
-    // masked included, once the tiles divide the shape (transpose 64x64 with 1x8 tiles
-    // ran past 30 s, 1024x1024 past 60 s and 8 GB, on any edge_tiles/lowering); copies
-    // gain nothing from them over 2-row tiles. The tile_r = 1 guards below stay for
-    // templates derived from this one that offer 1-row tiles.
-    %tr = transform.tune.knob<"tile_r"> = 16 from options = [2, 4, 8, 16] -> !transform.param<i64>
-    %tc = transform.tune.knob<"tile_c"> = 16 from options = [8, 16, 32, 64] -> !transform.param<i64>
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.consumed})
+      attributes {mtune.start_points = [{nt_stores = 1 : i64}]} {
+    // 1-row tiles for copies only (`mtune.option_families`): a transpose with 1-row
+    // tiles never finishes in the interpreter, masked included, once the tiles divide
+    // the shape (transpose 64x64 with 1x8 tiles ran past 30 s, 1024x1024 past 60 s and
+    // 8 GB, on any edge_tiles/lowering). A copy is fastest one row at a time, one read
+    // and one write stream (`mtune.default_for`: 1 x 64 tiles). Against its 16 x 16
+    // tiles, in one run: 1024x2048 2.35x, 1024x1024 2.28x, 2048x4096 1.12x.
+    %tr = transform.tune.knob<"tile_r"> = 16 from options = [1, 2, 4, 8, 16] {mtune.option_families = {"1" = ["copy_2d"]}, mtune.default_for = {copy_2d = 1 : i64}} -> !transform.param<i64>
+    %tc = transform.tune.knob<"tile_c"> = 16 from options = [8, 16, 32, 64] {mtune.default_for = {copy_2d = 64 : i64}} -> !transform.param<i64>
     // Transposes only: an outer level of blocks, block_r x block_c (0: that dimension
     // is not blocked), each tiled by tile_r x tile_c. A 16x16 tile reads 16 input
     // rows and writes 16 output rows; unblocked, a band of output rows reads one line
@@ -31,9 +39,9 @@ module attributes {transform.with_named_sequence} {
     // space holds no duplicate candidates.
     %br = transform.tune.knob<"block_r"> = 512 from options = [0, 256, 512, 1024] {mtune.only_for = ["transpose_2d"], mtune.otherwise = 0 : i64} -> !transform.param<i64>
     %bc = transform.tune.knob<"block_c"> = 32 from options = [0, 16, 32, 64] {mtune.only_for = ["transpose_2d"], mtune.otherwise = 0 : i64} -> !transform.param<i64>
-    // Non-temporal stores (1; transposes only): the transposed tiles are written with
-    // streaming stores that bypass the caches (no read-for-ownership of the lines
-    // they overwrite), after the transfers are lowered to 1-D vector.store ops here.
+    // Non-temporal stores (1): the tiles are written with streaming stores that
+    // bypass the caches (no read-for-ownership of the lines they overwrite), after
+    // the transfers are lowered to 1-D vector.store ops here.
     // The stores carry `alignment = 32`: every store of a full tile row starts at a
     // multiple of tile_c (>= 8) elements of a row whose length is a multiple of 8
     // elements in a buffer aligned to 64 bytes (mtune's operands), so LLVM emits
@@ -45,12 +53,13 @@ module attributes {transform.with_named_sequence} {
     // once the footprint (input plus output) exceeds the L2 (2 MiB per core here),
     // where a cached output would not stay anyway: transpose 256x512 (1 MiB) ran
     // 33 GB/s with them against 56 without; 512x1024 (4 MiB) 26.6 against 19.0;
-    // 1024^2 20.1 against 18.2. Copies keep regular stores (copy 1024^2: 22.6 with
-    // streaming stores, 26.1 without). Blocks along columns pay off only beyond the
-    // L2 too (256x512: 50 GB/s with 512x32 blocks, 57 without), so the same
-    // footprint bound applies to block_c: the default candidate of a smaller
-    // problem is unblocked along columns and without streaming stores.
-    %nt = transform.tune.knob<"nt_stores"> = 1 from options = [0, 1] {mtune.only_for = ["transpose_2d"], mtune.otherwise = 0 : i64} -> !transform.param<i64>
+    // 1024^2 20.1 against 18.2. A copy starts from regular stores
+    // (`mtune.default_for`; see the start point at the top for why and for the
+    // figures). Blocks along columns pay off only beyond the L2 too (256x512: 50
+    // GB/s with 512x32 blocks, 57 without), so the same footprint bound applies to
+    // block_c: the default candidate of a smaller problem is unblocked along columns
+    // and without streaming stores.
+    %nt = transform.tune.knob<"nt_stores"> = 1 from options = [0, 1] {mtune.default_for = {copy_2d = 0 : i64}} -> !transform.param<i64>
     transform.smt.constrain_params(%nt, %bc) : (!transform.param<i64>, !transform.param<i64>) -> () {
     ^bb0(%v: !smt.int, %c: !smt.int):
       %m = smt.declare_fun "m" : !smt.int
@@ -124,7 +133,9 @@ module attributes {transform.with_named_sequence} {
     // static shape. Padding keeps a transpose tile an unmasked permuted read, which
     // becomes a vector.transpose the `transpose_lowering` choice applies to; with
     // masks the permutation is lowered element by element whatever that choice.
-    transform.tune.alternatives<"edge_tiles"> selected_region = 1 attributes {mtune.labels = ["masked", "padded", "peeled"]} {
+    // 1-row tiles (copies) are masked whatever this choice (see the regions), so
+    // `mtune.only_with` holds it at its default for them: no duplicate candidates.
+    transform.tune.alternatives<"edge_tiles"> selected_region = 1 attributes {mtune.labels = ["masked", "padded", "peeled"], mtune.only_with = {tile_r = [2, 4, 8, 16]}} {
       transform.structured.vectorize %tiled vector_sizes [%tr, %tc] : !transform.any_op, !transform.param<i64>, !transform.param<i64>
     }, {
       // Padded; with tile_r = 1 the tiles are masked instead: an unmasked 1-row
@@ -216,7 +227,9 @@ module attributes {transform.with_named_sequence} {
     // Not with tile_r = 1 (unroll_c is then a no-op): unrolled 1-row transpose tiles
     // get static, unmasked and hit the non-converging pattern set described at
     // `peeled` (transpose 37x45, tile 1x8, U = 4 hung with every edge_tiles choice).
-    transform.tune.alternatives<"unroll_c"> selected_region = 0 attributes {mtune.labels = ["1", "2", "4"]} {
+    // So `mtune.only_with` holds it at 1 for 1-row tiles (copies; a 1 x 64 tile is
+    // four 512-bit loads and stores already).
+    transform.tune.alternatives<"unroll_c"> selected_region = 0 attributes {mtune.labels = ["1", "2", "4"], mtune.only_with = {tile_r = [2, 4, 8, 16]}} {
     }, {
       transform.include @unroll_column_loops_by_2 failures(propagate) (%root, %tr) : (!transform.any_op, !transform.param<i64>) -> ()
     }, {
@@ -362,22 +375,6 @@ module attributes {transform.with_named_sequence} {
         transform.annotate %stores "nontemporal" = %true : !transform.any_op, !transform.any_param
         %align = transform.param.constant 32 : i64 -> !transform.any_param
         transform.annotate %stores "alignment" = %align : !transform.any_op, !transform.any_param
-        // Not for copies (a row stored as loaded): a copy 1024x1024 ran 22.6 GB/s with
-        // them against 26.1 without, while transposes gained at every size beyond
-        // the L2 (see the knob).
-        %false = transform.param.constant false -> !transform.any_param
-        transform.foreach %stores : !transform.any_op {
-        ^bb2(%store: !transform.any_op):
-          transform.sequence %store : !transform.any_op failures(suppress) {
-          ^bb3(%s: !transform.any_op):
-            transform.sequence %s : !transform.any_op failures(propagate) {
-            ^bb4(%s2: !transform.any_op):
-              %value = transform.get_producer_of_operand %s2[0] : (!transform.any_op) -> !transform.any_op
-              transform.match.operation_name %value ["vector.load"] : !transform.any_op
-              transform.annotate %s2 "nontemporal" = %false : !transform.any_op, !transform.any_param
-            }
-          }
-        }
       }
     }
     transform.yield
