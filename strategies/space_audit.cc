@@ -31,6 +31,10 @@ absl::StatusOr<std::string> TransformedPayload(mlir::MLIRContext& context, const
   if (mlir::failed(mlir::transform::applyTransformNamedSequence(module->getOperation(), entry, *library,
                                                                 mlir::transform::TransformOptions())))
     return diagnostics.ToStatus(absl::StatusCode::kInternal, "applying the script");
+  // As in the worker: an error the script went on after (a pass failing inside a
+  // failure-suppressing sequence) is a failure, not a knob that changed nothing.
+  if (diagnostics.has_error())
+    return diagnostics.ToStatus(absl::StatusCode::kInternal, "the script reported an error while applying");
   std::string text;
   llvm::raw_string_ostream os(text);
   module->print(os);
