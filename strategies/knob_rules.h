@@ -1,8 +1,8 @@
 // The `mtune.*` attributes a template puts on its knobs and alternatives, each a rule
 // that shapes one problem's knob space: which options a family has (only_for,
-// label_families, option_families, splits), which default it starts from (default_for, padded_default,
-// rest_default), which knobs are free only with others (only_with), and the template's
-// start points. Internal to strategies/: ExtractKnobSpace applies them in order. Each
+// label_families, option_families, splits), which default it starts from
+// (default_for, padded_default, rest_default), which knobs are free only with others
+// (only_with), and the template's start points. Internal to strategies/: ExtractKnobSpace applies them in order. Each
 // rule's reason, with the figures that decided it, is in knob_rules.cc.
 #pragma once
 

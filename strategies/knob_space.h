@@ -42,9 +42,9 @@
 // region labels, taken from the op's `mtune.labels` array (else "0", "1", ...).
 //
 // Constraints. `mtune.divides = "OTHER"` on a knob requires its value to divide
-// the value of knob OTHER. `mtune.only_with = {OTHER = ["v", ...]}` on a knob that
-// only some choices of OTHER read (reduce_tiled's tile_n, read only without a split)
-// holds it at its default whenever OTHER is not one of those values, so that the
+// the value of knob OTHER. `mtune.only_with = {OTHER = ["v", ...]}` on a knob (or
+// alternatives op) that only some choices of OTHER read (reduce_tiled's tile_n, read
+// only without a split; copy_tiled's edge_tiles, ignored by 1-row tiles) holds it at its default whenever OTHER is not one of those values, so that the
 // same code is never a second candidate. Any other relation (footprints that must fit a cache,
 // products of tiles, ...) is declared with upstream `transform.smt.constrain_params`
 // over knob results (see param_constraint.h for what mtune evaluates). Candidates
