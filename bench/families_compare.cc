@@ -5,8 +5,10 @@
 // reference. Prints one table (GFLOP/s or GB/s, ratios, fraction of roofline),
 // geomeans per family and the goals with met / NOT met. See bench/README.md.
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <limits>
 #include <map>
@@ -49,6 +51,7 @@ struct Flags {
   double min_time_s = 0.15;
   double tune_min_time_s = 0.05;
   int rounds = 3;
+  int operand_sets = 3;
   std::string json;
   bool onednn_plain_weights = false;
   bool quick_calibration = false;
@@ -101,25 +104,58 @@ struct ProblemReport {
   double copy_bytes = 0;  // what one run of the copy loop moves
 };
 
+// One copy of a problem's operands at its own addresses, and what is bound to it.
+// A row's speed can depend on where its operands happen to lie (a depthwise conv whose
+// 1.7 MB footprint just misses the L2 ran at 84-137 GB/s from one process to the next,
+// with the same kernel): each process gets other physical pages, and so other cache
+// sets. Several sets allocated side by side, with rounds cycling through them, keep
+// one draw of page placement from deciding a row.
+struct OperandSet {
+  // The operands, inputs first (empty for set 0, which uses Fixture::ops's buffers).
+  std::vector<worker::TypedBuffer> copies;
+  std::vector<std::vector<int64_t>> descriptors;
+  std::vector<void*> args;
+  // The libraries' outputs and kernels, bound to this set's inputs.
+  std::map<std::string, std::unique_ptr<worker::TypedBuffer>> outputs;
+  std::map<std::string, std::unique_ptr<FamilyKernel>> baselines;
+  std::unique_ptr<worker::CopyLoop> copy_loop;  // bandwidth-bound rows
+};
+
 // Everything the timing loops of one problem touch.
 struct Fixture {
-  std::unique_ptr<worker::KernelOperands> ops;
+  std::unique_ptr<worker::KernelOperands> ops;  // set 0's operands and the reference
   // mtune's kernel and the --variant kernels, by implementation name; a kernel that
   // did not compile or verify is absent.
   std::map<std::string, std::unique_ptr<worker::JitKernel>> kernels;
-  std::vector<std::vector<int64_t>> descriptors;
-  std::vector<void*> args;
-  std::map<std::string, std::unique_ptr<worker::TypedBuffer>> outputs;
-  std::map<std::string, std::unique_ptr<FamilyKernel>> baselines;
+  // Round r times every implementation on sets[r % sets.size()].
+  std::vector<OperandSet> sets;
   worker::FmaLoop fma_loop;
-  std::unique_ptr<worker::CopyLoop> copy_loop;  // bandwidth-bound rows
 };
+
+const std::vector<worker::TypedBuffer>& BuffersOf(const Fixture& fx, size_t set) {
+  return set == 0 ? fx.ops->buffers : fx.sets[set].copies;
+}
 
 double Figure(const ProblemReport& r, const std::string& impl) {
   auto it = r.impls.find(impl);
   if (it == r.impls.end() || it->second.median_s <= 0) return 0;
   const double work = BandwidthBound(r.problem.family) ? r.problem.CompulsoryBytes() : r.problem.Flops();
   return work / it->second.median_s / 1e9;
+}
+
+// `impl`'s figure on each operand set: the median of the rounds that ran on it.
+std::vector<double> FigureByOperandSet(const ProblemReport& r, const std::string& impl, int sets) {
+  std::vector<double> figures;
+  auto it = r.impls.find(impl);
+  if (it == r.impls.end() || it->second.median_s <= 0) return figures;
+  const double work = BandwidthBound(r.problem.family) ? r.problem.CompulsoryBytes() : r.problem.Flops();
+  for (int set = 0; set < sets; ++set) {
+    std::vector<double> seconds;
+    for (const auto& [round, s] : it->second.by_round_s)
+      if (round % sets == set) seconds.push_back(s);
+    figures.push_back(seconds.empty() ? 0 : work / Median(seconds) / 1e9);
+  }
+  return figures;
 }
 
 double FractionOfRoofline(const ProblemReport& r, double figure) {
@@ -167,7 +203,7 @@ void CompileAndVerify(const strategies::Problem& problem, const std::optional<Be
     return;
   }
   ops.ResetOutput();
-  jit->Call(fx.args);
+  jit->Call(fx.sets[0].args);
   int64_t where = -1;
   state.scaled_error = ops.MaxScaledError(&where);
   if (state.scaled_error > ops.tolerance) {
@@ -176,68 +212,123 @@ void CompileAndVerify(const strategies::Problem& problem, const std::optional<Be
                                    state.scaled_error, ops.tolerance, where);
     return;
   }
+  // The other sets hold the same values at other addresses: the kernel must give the
+  // same answer there too.
+  const double fill = ops.output_accumulates ? 0.0 : std::numeric_limits<double>::quiet_NaN();
+  for (size_t set = 1; set < fx.sets.size(); ++set) {
+    worker::TypedBuffer& out = fx.sets[set].copies.back();
+    for (int64_t i = 0; i < out.elements(); ++i) out.Set(i, fill);
+    jit->Call(fx.sets[set].args);
+    state.scaled_error = std::max(state.scaled_error, ScaledError(ops, out));
+    if (state.scaled_error > ops.tolerance) {
+      state.status = "WRONG";
+      state.detail = absl::StrFormat("scaled error %.3g > tolerance %.3g on operand set %d",
+                                     state.scaled_error, ops.tolerance, set + 1);
+      return;
+    }
+  }
   state.status = "ok";
   state.detail = absl::StrCat(kernel->origin, ": ", CompactKnobs(kernel->knobs));
   fx.kernels[name] = std::move(jit);
 }
 
+// A copy of `buffers` (same shapes and values) at addresses of its own.
+std::vector<worker::TypedBuffer> CopyBuffers(const std::vector<worker::TypedBuffer>& buffers) {
+  std::vector<worker::TypedBuffer> copies;
+  copies.reserve(buffers.size());
+  for (const worker::TypedBuffer& buffer : buffers) {
+    copies.emplace_back(buffer.shape());
+    std::memcpy(copies.back().data(), buffer.data(),
+                static_cast<size_t>(buffer.elements()) * buffer.shape().ElementBytes());
+  }
+  return copies;
+}
+
+// `library`'s kernel on operand set `set`, run once and checked against the reference
+// (twice where the output accumulates); `state` says how it went. Returns whether it is
+// right; only then are its kernel and output kept in the set.
+bool PrepareBaseline(FamilyLibrary library, const strategies::Problem& p, const FamilyBaselineOptions& options,
+                     Fixture& fx, size_t set, ImplState& state) {
+  const std::string name(FamilyLibraryName(library));
+  const worker::KernelOperands& ops = *fx.ops;
+  const std::vector<worker::TypedBuffer>& buffers = BuffersOf(fx, set);
+  std::vector<const float*> inputs;
+  for (size_t i = 0; i + 1 < buffers.size(); ++i)
+    inputs.push_back(static_cast<const float*>(buffers[i].data()));
+  auto out = std::make_unique<worker::TypedBuffer>(ops.buffers.back().shape());
+  // NaN catches an output element a library never writes; one that accumulates
+  // starts from the zeros mtune's reference starts from.
+  const double fill = BaselineAccumulates(p) ? 0.0 : std::numeric_limits<double>::quiet_NaN();
+  for (int64_t i = 0; i < out->elements(); ++i) out->Set(i, fill);
+  auto kernel = MakeFamilyKernel(library, p, inputs, static_cast<float*>(out->data()), options);
+  if (!kernel.ok()) {
+    state = {absl::IsUnimplemented(kernel.status()) ? "n/a" : "error",
+             std::string(kernel.status().message())};
+    return false;
+  }
+  if (absl::Status run = (*kernel)->Run(); !run.ok()) {
+    state = {"error", std::string(run.message())};
+    return false;
+  }
+  const double error = ScaledError(ops, *out);
+  if (BaselineAccumulates(p) && error <= ops.tolerance) {
+    // It must add into the output as mtune's kernel does, not overwrite it: a second
+    // run doubles it.
+    if (absl::Status run = (*kernel)->Run(); !run.ok()) {
+      state = {"error", std::string(run.message())};
+      return false;
+    }
+    state.scaled_error = std::max({state.scaled_error, error, ScaledError(ops, *out, 2)});
+  } else {
+    state.scaled_error = std::max(state.scaled_error, error);
+  }
+  state.detail = (*kernel)->description();
+  if (state.scaled_error > ops.tolerance) {
+    // A baseline that computes something else must not be timed as if it did not.
+    state.status = "WRONG";
+    state.detail = absl::StrFormat("%s: scaled error %.3g > tolerance %.3g%s", state.detail,
+                                   state.scaled_error, ops.tolerance,
+                                   set == 0 ? "" : absl::StrCat(" on operand set ", set + 1));
+    return false;
+  }
+  state.status = "ok";
+  fx.sets[set].outputs[name] = std::move(out);
+  fx.sets[set].baselines[name] = *std::move(kernel);
+  return true;
+}
+
 // Compiles and verifies mtune's kernel (and the --variant ones), prepares and
-// verifies each baseline, on one set of operands; an implementation that fails is
+// verifies each baseline, on every operand set; an implementation that fails is
 // left out of the timing with why.
 void Prepare(const Flags& flags, ProblemReport& report, Fixture& fx) {
   const strategies::Problem& p = report.problem;
   fx.ops = worker::MakeKernelOperands(p);
   worker::KernelOperands& ops = *fx.ops;
-  for (const worker::TypedBuffer& buffer : ops.buffers) fx.descriptors.push_back(buffer.Descriptor());
-  for (std::vector<int64_t>& d : fx.descriptors) fx.args.push_back(d.data());
+  // Allocated before any is bound, and never resized: args point into descriptors.
+  fx.sets.resize(flags.operand_sets);
+  for (size_t set = 0; set < fx.sets.size(); ++set) {
+    OperandSet& s = fx.sets[set];
+    if (set > 0) s.copies = CopyBuffers(ops.buffers);
+    for (const worker::TypedBuffer& buffer : BuffersOf(fx, set)) s.descriptors.push_back(buffer.Descriptor());
+    for (std::vector<int64_t>& d : s.descriptors) s.args.push_back(d.data());
+  }
 
   CompileAndVerify(p, report.best, report.impls["mtune"], fx, "mtune");
   for (size_t i = 0; i < report.variants.size(); ++i)
     CompileAndVerify(p, report.variants[i], report.impls[VariantName(i)], fx, VariantName(i));
 
-  std::vector<const float*> inputs;
-  for (size_t i = 0; i + 1 < ops.buffers.size(); ++i)
-    inputs.push_back(static_cast<const float*>(ops.buffers[i].data()));
   FamilyBaselineOptions options;
   options.onednn_plain_weights = flags.onednn_plain_weights;
   for (FamilyLibrary library : kAllFamilyLibraries) {
     const std::string name(FamilyLibraryName(library));
     ImplState& state = report.impls[name];
-    auto out = std::make_unique<worker::TypedBuffer>(ops.output().shape());
-    // NaN catches an output element a library never writes; one that accumulates
-    // starts from the zeros mtune's reference starts from.
-    const double fill = BaselineAccumulates(p) ? 0.0 : std::numeric_limits<double>::quiet_NaN();
-    for (int64_t i = 0; i < out->elements(); ++i) out->Set(i, fill);
-    auto kernel = MakeFamilyKernel(library, p, inputs, static_cast<float*>(out->data()), options);
-    if (!kernel.ok()) {
-      state = {absl::IsUnimplemented(kernel.status()) ? "n/a" : "error",
-               std::string(kernel.status().message())};
-      continue;
-    }
-    if (absl::Status run = (*kernel)->Run(); !run.ok()) {
-      state = {"error", std::string(run.message())};
-      continue;
-    }
-    state.scaled_error = ScaledError(ops, *out);
-    state.detail = (*kernel)->description();
-    if (BaselineAccumulates(p) && state.scaled_error <= ops.tolerance) {
-      // It must add into the output as mtune's kernel does, not overwrite it: a second
-      // run doubles it.
-      if (absl::Status run = (*kernel)->Run(); !run.ok()) {
-        state = {"error", std::string(run.message())};
-        continue;
+    for (size_t set = 0; set < fx.sets.size(); ++set) {
+      if (PrepareBaseline(library, p, options, fx, set, state)) continue;
+      for (OperandSet& s : fx.sets) {
+        s.baselines.erase(name);
+        s.outputs.erase(name);
       }
-      state.scaled_error = std::max(state.scaled_error, ScaledError(ops, *out, 2));
-    }
-    if (state.scaled_error <= ops.tolerance) {
-      state.status = "ok";
-      fx.outputs[name] = std::move(out);
-      fx.baselines[name] = *std::move(kernel);
-    } else {
-      // A baseline that computes something else must not be timed as if it did not.
-      state.status = "WRONG";
-      state.detail = absl::StrFormat("%s: scaled error %.3g > tolerance %.3g", state.detail,
-                                     state.scaled_error, ops.tolerance);
+      break;
     }
   }
   // The reference is no longer needed; large data-movement problems carry 16 bytes of
@@ -269,6 +360,7 @@ std::string BenchmarkName(const ProblemReport& r, int round, const std::string& 
 void TimeProblem(const Flags& flags, ProblemReport& report, Fixture& fx) {
   const double per_repetition_s = flags.min_time_s / kRepetitionsPerRound;
   for (int round = 0; round < flags.rounds; ++round) {
+    OperandSet& set = fx.sets[round % fx.sets.size()];
     for (const std::string& impl : TimedNames(report)) {
       const std::string name = BenchmarkName(report, round, impl);
       benchmark::internal::Benchmark* registered = nullptr;
@@ -282,8 +374,8 @@ void TimeProblem(const Flags& flags, ProblemReport& report, Fixture& fx) {
           for (auto _ : state) loop->Run(flops);
         });
       } else if (impl == kCopy) {
-        if (!fx.copy_loop) fx.copy_loop = std::make_unique<worker::CopyLoop>(report.problem.FootprintBytes());
-        worker::CopyLoop* loop = fx.copy_loop.get();
+        if (!set.copy_loop) set.copy_loop = std::make_unique<worker::CopyLoop>(report.problem.FootprintBytes());
+        worker::CopyLoop* loop = set.copy_loop.get();
         registered = benchmark::RegisterBenchmark(name.c_str(), [loop](benchmark::State& state) {
           for (auto _ : state) loop->Run();
         });
@@ -291,7 +383,7 @@ void TimeProblem(const Flags& flags, ProblemReport& report, Fixture& fx) {
         auto it = fx.kernels.find(impl);
         if (it == fx.kernels.end()) continue;
         worker::JitKernel* kernel = it->second.get();
-        std::vector<void*>* args = &fx.args;
+        std::vector<void*>* args = &set.args;
         registered = benchmark::RegisterBenchmark(name.c_str(), [kernel, args](benchmark::State& state) {
           for (auto _ : state) {
             kernel->Call(*args);
@@ -299,8 +391,8 @@ void TimeProblem(const Flags& flags, ProblemReport& report, Fixture& fx) {
           }
         });
       } else {
-        auto it = fx.baselines.find(impl);
-        if (it == fx.baselines.end()) continue;
+        auto it = set.baselines.find(impl);
+        if (it == set.baselines.end()) continue;
         FamilyKernel* kernel = it->second.get();
         registered = benchmark::RegisterBenchmark(name.c_str(), [kernel](benchmark::State& state) {
           for (auto _ : state) {
@@ -341,9 +433,9 @@ void TimeProblem(const Flags& flags, ProblemReport& report, Fixture& fx) {
       continue;
     }
     if (impl == kCopy) {
-      report.copy_gbps_at_footprint = fx.copy_loop->bytes() / Median(round_medians_s) / 1e9;
+      report.copy_bytes = fx.sets[0].copy_loop->bytes();
+      report.copy_gbps_at_footprint = report.copy_bytes / Median(round_medians_s) / 1e9;
       report.copy_by_round_s = std::move(by_round_s);
-      report.copy_bytes = fx.copy_loop->bytes();
       continue;
     }
     ImplState& state = report.impls[impl];
@@ -487,9 +579,10 @@ void PrintReport(const Flags& flags, const std::vector<ProblemReport>& reports,
                   : flags.knobs.empty() ? "template default (--trials 0)"
                                        : "template default with --knob overrides (--trials 0)");
   std::printf("each figure: median over %d interleaved rounds of the median of %d timed "
-              "repetitions (>= %.2f s per round); GB/s = compulsory bytes; mt/dnn, mt/eig and "
-              "the goals' ratios: median over rounds of the ratio within each round\n\n",
-              flags.rounds, kRepetitionsPerRound, flags.min_time_s);
+              "repetitions (>= %.2f s per round), round r on operand set r mod %d; GB/s = "
+              "compulsory bytes; mt/dnn, mt/eig and the goals' ratios: median over rounds of the "
+              "ratio within each round\n\n",
+              flags.rounds, kRepetitionsPerRound, flags.min_time_s, flags.operand_sets);
   std::printf(kRowFormat, "family", "shape", "unit", "mtune", "oneDNN", "Eigen", "mt/dnn", "mt/eig",
               "%roof", "level", "FMA pk", "copy@fp");
   std::vector<std::string> order;
@@ -506,6 +599,25 @@ void PrintReport(const Flags& flags, const std::vector<ProblemReport>& reports,
               "bandwidth at the row's own footprint, in the level it fits (GB/s rows, copy@fp), "
               "both timed in the row's rounds and paired by round; copy@fp is the "
               "transpose goal's yardstick too\n");
+
+  if (flags.operand_sets > 1) {
+    std::printf("\nmtune (and --variant kernels) by operand set (round r runs on set r mod %d; "
+                "each set is a copy of the operands at addresses of its own):\n", flags.operand_sets);
+    for (const ProblemReport& r : reports) {
+      for (const std::string& impl : ImplementationNames(r)) {
+        if (impl != "mtune" && !impl.starts_with("variant")) continue;
+        const std::vector<double> figures = FigureByOperandSet(r, impl, flags.operand_sets);
+        if (figures.empty()) continue;
+        std::vector<std::string> cells;
+        for (double figure : figures) cells.push_back(Cell(figure));
+        const auto [low, high] = std::minmax_element(figures.begin(), figures.end());
+        std::printf("  %-26s %-40s %-9s %-7s %s%s\n", r.problem.family.c_str(),
+                    ShortShape(r.problem).c_str(), impl.c_str(), Unit(r).c_str(),
+                    absl::StrJoin(cells, " ").c_str(),
+                    *low > 0 ? absl::StrFormat("  (max/min %.2f)", *high / *low).c_str() : "");
+      }
+    }
+  }
 
   PrintVariants(flags, reports);
 
@@ -538,6 +650,7 @@ absl::Status WriteJson(const Flags& flags, const std::vector<ProblemReport>& rep
                       {"capacity_bytes", level.capacity_bytes()}});
   root["bandwidth"] = levels;
   root["rounds"] = flags.rounds;
+  root["operand_sets"] = flags.operand_sets;
   root["repetitions_per_round"] = kRepetitionsPerRound;
   root["min_time_s"] = flags.min_time_s;
   root["mtune_source"] = !flags.db.empty() ? flags.db : flags.trials > 0 ? "tuned" : "template_default";
@@ -563,6 +676,7 @@ absl::Status WriteJson(const Flags& flags, const std::vector<ProblemReport>& rep
         impl["median_s"] = s.median_s;
         impl["figure"] = figure;
         impl["round_medians_s"] = InRoundOrder(s.by_round_s);
+        impl["figure_by_operand_set"] = FigureByOperandSet(r, name, flags.operand_sets);
         impl["fraction_of_roofline"] = FractionOfRoofline(r, figure);
       }
       impls[name] = impl;
@@ -807,6 +921,12 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--rounds", flags.rounds, "interleaved rounds per problem")
       ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--operand-sets", flags.operand_sets,
+                 "copies of each problem's operands, allocated side by side; round r runs "
+                 "every implementation on copy r mod N, so no one draw of page placement "
+                 "decides a row (1: one set, as before session 22)")
+      ->check(CLI::Range(1, 16))
       ->capture_default_str();
   app.add_option("--json", flags.json, "also write the results as JSON to this file");
   app.add_flag("--onednn-plain-weights", flags.onednn_plain_weights,

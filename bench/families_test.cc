@@ -182,5 +182,42 @@ TEST(BenchFamilies, VariantsAreVerifiedAndTimedBesideTheKernel) {
   EXPECT_THAT(bad.Log(), HasSubstr("--variant 'tile_m1'"));
 }
 
+// --operand-sets: every verified kernel runs on each copy of the operands (round r on
+// copy r mod N), and each copy's own figure is reported; 0 copies is refused.
+TEST(BenchFamilies, RoundsCycleThroughCopiesOfTheOperands) {
+  const std::string dir = testing::MakeTempDir("bench_families_sets");
+  const std::string json_path = dir + "/out.json";
+  testing::Subprocess run(
+      {MTUNE_BENCH_FAMILIES_BIN, "--problems", "matmul:m=17,n=33,k=13:f32,copy_2d:m=24,n=40:f32",
+       "--trials", "0", "--rounds", "3", "--operand-sets", "3", "--min-time", "0.003",
+       "--quick-calibration", "--cpu", "-1", "--json", json_path, "--variant", "tile_k2=1"},
+      dir + "/log.txt");
+  const int status = run.Wait(240);
+  const std::string log = run.Log();
+  ASSERT_TRUE(WIFEXITED(status)) << log;
+  ASSERT_EQ(WEXITSTATUS(status), 0) << log;
+  EXPECT_THAT(log, HasSubstr("by operand set"));
+  const nlohmann::json root = nlohmann::json::parse(testing::ReadFile(json_path));
+  EXPECT_EQ(root["operand_sets"], 3);
+  for (const nlohmann::json& row : root["problems"]) {
+    SCOPED_TRACE(row["problem"].get<std::string>());
+    for (const char* impl : {"mtune", "onednn", "eigen"}) {
+      const nlohmann::json& figures = row["implementations"][impl]["figure_by_operand_set"];
+      ASSERT_EQ(figures.size(), 3u) << row.dump();
+      for (const nlohmann::json& figure : figures) EXPECT_GT(figure.get<double>(), 0.0) << impl;
+    }
+  }
+  EXPECT_EQ(root["problems"][0]["implementations"]["variant1"]["figure_by_operand_set"].size(), 3u);
+
+  testing::Subprocess bad({MTUNE_BENCH_FAMILIES_BIN, "--problems", "copy_2d:m=24,n=40:f32",
+                           "--trials", "0", "--quick-calibration", "--cpu", "-1",
+                           "--operand-sets", "0"},
+                          dir + "/bad.txt");
+  const int bad_status = bad.Wait(120);
+  ASSERT_TRUE(WIFEXITED(bad_status)) << bad.Log();
+  EXPECT_NE(WEXITSTATUS(bad_status), 0);
+  EXPECT_THAT(bad.Log(), HasSubstr("--operand-sets"));
+}
+
 }  // namespace
 }  // namespace mtune::bench
