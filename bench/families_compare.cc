@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <fstream>
 #include <limits>
 #include <map>
@@ -232,18 +231,6 @@ void CompileAndVerify(const strategies::Problem& problem, const std::optional<Be
   fx.kernels[name] = std::move(jit);
 }
 
-// A copy of `buffers` (same shapes and values) at addresses of its own.
-std::vector<worker::TypedBuffer> CopyBuffers(const std::vector<worker::TypedBuffer>& buffers) {
-  std::vector<worker::TypedBuffer> copies;
-  copies.reserve(buffers.size());
-  for (const worker::TypedBuffer& buffer : buffers) {
-    copies.emplace_back(buffer.shape());
-    std::memcpy(copies.back().data(), buffer.data(),
-                static_cast<size_t>(buffer.elements()) * buffer.shape().ElementBytes());
-  }
-  return copies;
-}
-
 // `library`'s kernel on operand set `set`, run once and checked against the reference
 // (twice where the output accumulates); `state` says how it went. Returns whether it is
 // right; only then are its kernel and output kept in the set.
@@ -308,7 +295,7 @@ void Prepare(const Flags& flags, ProblemReport& report, Fixture& fx) {
   fx.sets.resize(flags.operand_sets);
   for (size_t set = 0; set < fx.sets.size(); ++set) {
     OperandSet& s = fx.sets[set];
-    if (set > 0) s.copies = CopyBuffers(ops.buffers);
+    if (set > 0) s.copies = worker::CopyBuffers(ops.buffers);
     for (const worker::TypedBuffer& buffer : BuffersOf(fx, set)) s.descriptors.push_back(buffer.Descriptor());
     for (std::vector<int64_t>& d : s.descriptors) s.args.push_back(d.data());
   }

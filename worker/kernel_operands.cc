@@ -73,6 +73,17 @@ std::vector<int64_t> TypedBuffer::Descriptor() const {
   return words;
 }
 
+std::vector<TypedBuffer> CopyBuffers(const std::vector<TypedBuffer>& buffers) {
+  std::vector<TypedBuffer> copies;
+  copies.reserve(buffers.size());
+  for (const TypedBuffer& buffer : buffers) {
+    copies.emplace_back(buffer.shape());
+    std::memcpy(copies.back().data(), buffer.data(),
+                static_cast<size_t>(buffer.elements()) * buffer.shape().ElementBytes());
+  }
+  return copies;
+}
+
 void KernelOperands::ResetOutput() {
   TypedBuffer& out = buffers.back();
   const double fill = output_accumulates ? 0.0 : std::numeric_limits<double>::quiet_NaN();

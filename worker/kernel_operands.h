@@ -55,6 +55,9 @@ struct KernelOperands {
   double MaxScaledError(int64_t* where) const;
 };
 
+// Buffers of the same shapes and values as `buffers`, at addresses of their own.
+std::vector<TypedBuffer> CopyBuffers(const std::vector<TypedBuffer>& buffers);
+
 // Random inputs in [-1, 1] from a fixed seed (rounded to the element type), the
 // reference from those rounded values, the tolerance for the problem's accumulation
 // length and type.

@@ -65,8 +65,11 @@ std::optional<Result> Measurer::Prepare(const mtune::v1::Task& task,
   // Operands and the reference belong to the preparation: computing a reference
   // is not timed, so it need not use the measuring core.
   if (operands_key_ != problem->Key()) {
+    operand_copies_.clear();
     operands_.reset();
     operands_ = MakeKernelOperands(*problem);
+    if (problem->FootprintBytes() <= kMaxCopiedFootprintBytes)
+      for (int set = 1; set < kOperandSets; ++set) operand_copies_.push_back(CopyBuffers(operands_->buffers));
     operands_key_ = problem->Key();
   }
   prepared_ = std::make_unique<Prepared>(
@@ -93,10 +96,15 @@ Result Measurer::MeasurePrepared(const std::string& test_inject_fault) {
   };
 
   KernelOperands& ops = *operands_;
-  std::vector<std::vector<int64_t>> descriptors;
-  std::vector<void*> args;
-  for (const TypedBuffer& buffer : ops.buffers) descriptors.push_back(buffer.Descriptor());
-  for (std::vector<int64_t>& d : descriptors) args.push_back(d.data());
+  // Per operand set: the memref descriptors, and the call arguments pointing at them.
+  std::vector<std::vector<std::vector<int64_t>>> descriptors(1 + operand_copies_.size());
+  std::vector<std::vector<void*>> set_args(descriptors.size());
+  for (size_t set = 0; set < descriptors.size(); ++set) {
+    for (const TypedBuffer& buffer : set == 0 ? ops.buffers : operand_copies_[set - 1])
+      descriptors[set].push_back(buffer.Descriptor());
+    for (std::vector<int64_t>& d : descriptors[set]) set_args[set].push_back(d.data());
+  }
+  std::vector<void*>& args = set_args[0];
 
   // Verify on a fresh output (zero when the kernel accumulates into it).
   auto verify_start = Clock::now();
@@ -122,7 +130,9 @@ Result Measurer::MeasurePrepared(const std::string& test_inject_fault) {
   TimingOptions timing_options;
   if (p->task.min_measure_s() > 0) timing_options.min_total_s = p->task.min_measure_s();
   JitKernel& kernel = *p->kernel;
-  *result.mutable_timing() = TimeCalls([&] { kernel.Call(args); }, timing_options);
+  std::vector<std::function<void()>> calls;
+  for (std::vector<void*>& a : set_args) calls.push_back([&kernel, &a] { kernel.Call(a); });
+  *result.mutable_timing() = TimeCallsInTurn(calls, timing_options);
 
   const double seconds = result.timing().median_s();
   const double gflops = problem.Flops() / seconds / 1e9;

@@ -13,6 +13,13 @@ namespace mtune::worker {
 
 // Measures candidates on the calling thread (pin it first). Keeps the operands and
 // reference of the last problem, since consecutive tasks usually share it.
+//
+// A candidate is timed on kOperandSets copies of its operands in turn (problems
+// whose footprint is at most kMaxCopiedFootprintBytes; larger ones on one), and its
+// median is over all of them. A kernel near a cache's capacity can run at very
+// different speeds depending on which physical pages its operands got; timed on one
+// set, every candidate of a sandbox would be ranked by that one draw of placement
+// and the search would favour kernels that happen to suit it.
 class Measurer {
  public:
   Measurer();
@@ -42,6 +49,11 @@ class Measurer {
   std::unique_ptr<Prepared> prepared_;
   std::string operands_key_;
   std::unique_ptr<KernelOperands> operands_;
+  // Copies of operands_->buffers beyond the first set.
+  std::vector<std::vector<TypedBuffer>> operand_copies_;
 };
+
+inline constexpr int kOperandSets = 3;
+inline constexpr uint64_t kMaxCopiedFootprintBytes = uint64_t{64} << 20;
 
 }  // namespace mtune::worker

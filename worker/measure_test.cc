@@ -58,6 +58,8 @@ TEST(Measurer, OddShapeCompilesVerifiesAndTimes) {
   ASSERT_EQ(result.status(), mtune::v1::RESULT_STATUS_OK) << result.error();
   EXPECT_GT(result.gflops(), 0);
   EXPECT_GT(result.timing().repetitions(), 4u);
+  // Timed on every copy of the operands in turn, each copy warmed up first.
+  EXPECT_EQ(result.timing().warmup(), static_cast<uint32_t>(kOperandSets * TimingOptions().warmup));
   EXPECT_LE(result.timing().p25_s(), result.timing().median_s());
   EXPECT_LE(result.timing().median_s(), result.timing().p75_s());
   EXPECT_LE(result.timing().min_s(), result.timing().p25_s());
@@ -65,6 +67,16 @@ TEST(Measurer, OddShapeCompilesVerifiesAndTimes) {
   EXPECT_LT(result.max_rel_error(), 1e-4);
   EXPECT_EQ(result.roofline_level(), "DRAM");
   EXPECT_NEAR(result.fraction_of_roofline(), result.gflops() / result.roofline_gflops(), 1e-9);
+}
+
+// Operands are copied only up to kMaxCopiedFootprintBytes: a 128 MiB copy is timed on
+// its one set.
+TEST(Measurer, LargeFootprintIsTimedOnOneOperandSet) {
+  Measurer measurer;
+  ASSERT_GT(uint64_t{2} * 4096 * 4096 * 4, kMaxCopiedFootprintBytes);
+  auto result = measurer.Measure(TaskFor("copy_2d:m=4096,n=4096:f32", {}, "copy_tiled"), FakeCalibration());
+  ASSERT_EQ(result.status(), mtune::v1::RESULT_STATUS_OK) << result.error();
+  EXPECT_EQ(result.timing().warmup(), static_cast<uint32_t>(TimingOptions().warmup));
 }
 
 // Every structural alternative of matmul_packed (packing A or not, m- or n-outer

@@ -38,20 +38,31 @@ mtune::v1::Timing Summarize(std::vector<double> samples, int warmup) {
 }
 
 mtune::v1::Timing TimeCalls(const std::function<void()>& call, const TimingOptions& options) {
+  return TimeCallsInTurn({call}, options);
+}
+
+mtune::v1::Timing TimeCallsInTurn(const std::vector<std::function<void()>>& calls,
+                                  const TimingOptions& options) {
   using Clock = std::chrono::steady_clock;
-  for (int i = 0; i < options.warmup; ++i) call();
+  const int blocks = std::max<int>(1, static_cast<int>(calls.size()));
+  const double min_total_s = options.min_total_s / blocks;
+  const size_t min_repetitions = static_cast<size_t>((options.min_repetitions + blocks - 1) / blocks);
+  const size_t max_repetitions = static_cast<size_t>(std::max(1, options.max_repetitions / blocks));
   std::vector<double> samples;
-  double total = 0;
-  while (samples.size() < static_cast<size_t>(options.max_repetitions) &&
-         (total < options.min_total_s ||
-          samples.size() < static_cast<size_t>(options.min_repetitions))) {
-    auto start = Clock::now();
-    call();
-    double s = std::chrono::duration<double>(Clock::now() - start).count();
-    samples.push_back(s);
-    total += s;
+  for (const std::function<void()>& call : calls) {
+    for (int i = 0; i < options.warmup; ++i) call();
+    size_t timed = 0;
+    double total = 0;
+    while (timed < max_repetitions && (total < min_total_s || timed < min_repetitions)) {
+      auto start = Clock::now();
+      call();
+      double s = std::chrono::duration<double>(Clock::now() - start).count();
+      samples.push_back(s);
+      total += s;
+      ++timed;
+    }
   }
-  return Summarize(std::move(samples), options.warmup);
+  return Summarize(std::move(samples), options.warmup * static_cast<int>(calls.size()));
 }
 
 }  // namespace mtune::worker

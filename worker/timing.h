@@ -25,4 +25,11 @@ mtune::v1::Timing Summarize(std::vector<double> samples, int warmup);
 // Times `call` as `options` say and summarizes the timed calls.
 mtune::v1::Timing TimeCalls(const std::function<void()>& call, const TimingOptions& options);
 
+// Times each of `calls` in turn, each with its own warm-up and a 1/N share of the
+// minimum time and of the repetition bounds, and summarizes all timed calls together.
+// For one kernel on N copies of its operands: each block runs warm on one copy, and
+// the median speaks for all of them rather than for one copy's page placement.
+mtune::v1::Timing TimeCallsInTurn(const std::vector<std::function<void()>>& calls,
+                                  const TimingOptions& options);
+
 }  // namespace mtune::worker
