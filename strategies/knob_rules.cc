@@ -25,6 +25,11 @@ constexpr char kTilesAttr[] = "mtune.tiles";
 constexpr char kPaddedDefaultAttr[] = "mtune.padded_default";
 constexpr char kRestDefaultAttr[] = "mtune.rest_default";
 
+// How errors name the op a rule sits on: "knob 'x'" or "alternatives 'x'".
+std::string Subject(const KnobSpec& spec) {
+  return absl::StrCat(spec.is_alternatives ? "alternatives '" : "knob '", spec.name, "'");
+}
+
 }  // namespace
 
 // Canonical text of one option attribute.
@@ -72,7 +77,7 @@ absl::Status ReadOnlyWith(mlir::Operation* op, KnobSpec& spec) {
   mlir::Attribute attr = op->getAttr(kOnlyWithAttr);
   if (!attr) return absl::OkStatus();
   const auto bad = absl::InvalidArgumentError(
-      absl::StrCat("knob '", spec.name, "': ", kOnlyWithAttr, " must map knob names to lists of values"));
+      absl::StrCat(Subject(spec), ": ", kOnlyWithAttr, " must map knob names to lists of values"));
   auto dict = llvm::dyn_cast<mlir::DictionaryAttr>(attr);
   if (!dict || dict.empty()) return bad;
   for (mlir::NamedAttribute entry : dict) {
@@ -94,13 +99,13 @@ absl::Status ApplyFamilyDefault(mlir::Operation* op, const Problem& problem, Kno
   if (!attr) return absl::OkStatus();
   auto families = llvm::dyn_cast<mlir::DictionaryAttr>(attr);
   if (!families)
-    return absl::InvalidArgumentError(absl::StrCat("knob '", spec.name, "': ", kDefaultForAttr,
+    return absl::InvalidArgumentError(absl::StrCat(Subject(spec), ": ", kDefaultForAttr,
                                                    " must map family names to values"));
   mlir::Attribute value = families.get(problem.family);
   if (!value) return absl::OkStatus();
   const std::string text = OptionText(value);
   if (std::find(spec.options.begin(), spec.options.end(), text) == spec.options.end())
-    return absl::InvalidArgumentError(absl::StrCat("knob '", spec.name, "': ", kDefaultForAttr,
+    return absl::InvalidArgumentError(absl::StrCat(Subject(spec), ": ", kDefaultForAttr,
                                                    " gives ", problem.family, " the default '", text,
                                                    "', which is not one of its options"));
   spec.default_value = text;
@@ -285,11 +290,11 @@ absl::Status CheckOnlyWith(const KnobSpace& space) {
       auto it = std::find_if(space.knobs.begin(), space.knobs.end(),
                              [&](const KnobSpec& o) { return o.name == other; });
       if (it == space.knobs.end() || it->name == k.name)
-        return absl::InvalidArgumentError(absl::StrCat("knob '", k.name, "': ", kOnlyWithAttr, " names knob '",
+        return absl::InvalidArgumentError(absl::StrCat(Subject(k), ": ", kOnlyWithAttr, " names knob '",
                                                        other, "', which is not another knob of the template"));
       if (k.default_value.empty())
         return absl::InvalidArgumentError(
-            absl::StrCat("knob '", k.name, "': ", kOnlyWithAttr, " needs a default to hold it at"));
+            absl::StrCat(Subject(k), ": ", kOnlyWithAttr, " needs a default to hold it at"));
     }
   return absl::OkStatus();
 }

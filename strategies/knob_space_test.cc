@@ -940,6 +940,15 @@ TEST(KnobSpace, OnlyWithHoldsAKnobAtItsDefaultWhereItIsNotRead) {
     auto status = ExtractKnobSpace(KnobLines(bad), *ParseProblemKey("copy_2d:m=8,n=8:f32"));
     EXPECT_NE(status.status().message().find("mtune.only_with"), std::string::npos) << bad;
   }
+  // On an alternatives op the error names it as one.
+  auto alternatives = ExtractKnobSpace(
+      KnobLines("    transform.tune.alternatives<\"p\"> selected_region = 0 attributes {mtune.labels = "
+                "[\"no\", \"yes\"], mtune.only_with = {q = [1]}} {\n    transform.yield\n    }, {\n"
+                "    transform.yield\n    }"),
+      *ParseProblemKey("copy_2d:m=8,n=8:f32"));
+  EXPECT_NE(alternatives.status().message().find("alternatives 'p': mtune.only_with names knob 'q'"),
+            std::string::npos)
+      << alternatives.status();
 }
 
 TEST(KnobSpace, OptionFamiliesDropAKnobValueForOtherFamilies) {
