@@ -122,6 +122,34 @@ TEST(Measurer, StrategyThatDoesNotApplyIsAnInvalidCandidate) {
   EXPECT_NE(result.error().find("failed to apply"), std::string::npos) << result.error();
 }
 
+// A script can go on after an error: here mtune-rotate-tiles fails (the marked loop's
+// induction variable is used outside its inner tile loop) inside a sequence that
+// suppresses the failure, and the interpreter succeeds. The kernel left behind is
+// not the candidate's, so the error must fail the candidate, not be measured.
+TEST(Measurer, ErrorReportedWhileApplyingFailsTheCandidateEvenWhenSuppressed) {
+  Measurer measurer;
+  mtune::v1::Task task = TaskFor("matmul:m=16,n=16,k=16:f32");
+  task.set_script(R"mlir(module attributes {transform.with_named_sequence} {
+    transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+      %mm = transform.structured.match ops{["linalg.matmul"]} in %root : (!transform.any_op) -> !transform.any_op
+      %rows, %outer = transform.structured.tile_using_for %mm tile_sizes [8, 0, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %cols, %inner = transform.structured.tile_using_for %rows tile_sizes [0, 8, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      transform.annotate %outer "mtune.rotatable_tiles" : !transform.any_op
+      %f = transform.structured.match ops{["func.func"]} in %root : (!transform.any_op) -> !transform.any_op
+      transform.sequence %f : !transform.any_op failures(suppress) {
+      ^bb0(%g: !transform.any_op):
+        %r = transform.apply_registered_pass "mtune-rotate-tiles" to %g : (!transform.any_op) -> !transform.any_op
+      }
+      transform.yield
+    } })mlir");
+  auto result = measurer.Measure(task, FakeCalibration());
+  EXPECT_EQ(result.status(), mtune::v1::RESULT_STATUS_INVALID_CANDIDATE) << result.error();
+  EXPECT_NE(result.error().find("reported an error while applying"), std::string::npos) << result.error();
+  EXPECT_NE(result.error().find("mtune-rotate-tiles: uses the rotated loop's induction variable"),
+            std::string::npos)
+      << result.error();
+}
+
 TEST(Measurer, ScriptThatDoesNotParseIsAnInvalidCandidateWithDiagnostics) {
   Measurer measurer;
   mtune::v1::Task task = TaskFor("matmul:m=16,n=16,k=16:f32");
