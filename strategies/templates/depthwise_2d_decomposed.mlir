@@ -18,7 +18,10 @@ module attributes {transform.with_named_sequence} {
     // or the whole row where it is narrower (mtune.padded_default = min(ow, 8)): a
     // tile wider than its dimension is padded, as a partial tile would be without
     // the split below, and 7x7x64 (3x3, 5-wide rows) ran at 11-12 GFLOP/s with 6- or
-    // 8-wide tiles against 192-204 with 5-wide ones.
+    // 8-wide tiles against 192-204 with 5-wide ones. Where ow is wider, 8 stays even
+    // if it leaves a rest tile (mtune.rest_default would take a width that leaves
+    // none): 64 channels, 3x3, side by side (session 22): ow = 54 ran 0.94x with 6
+    // and 0.80x with 9 against 8; ow = 28 1.06x with 7; ow = 15 1.01x with 5.
     %tow = transform.tune.knob<"tile_ow"> = 8 from options = "1, 2, 4, 6, 8, 12, 16, 32, divisors(ow, 16)" {mtune.tiles = "ow", mtune.padded_default = "min(ow, 8)"} -> !transform.param<i64>
     // Channel tiles: 32, or all channels where they are fewer (one more option then),
     // for the same reason.
