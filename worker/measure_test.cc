@@ -48,6 +48,14 @@ mtune::v1::Task TaskFor(const std::string& key, strategies::KnobValues overrides
   return task;
 }
 
+// A 16^3 matmul measured with `script` in place of a template's.
+mtune::v1::Result MeasureWithScript(const std::string& script) {
+  Measurer measurer;
+  mtune::v1::Task task = TaskFor("matmul:m=16,n=16,k=16:f32");
+  task.set_script(script);
+  return measurer.Measure(task, FakeCalibration());
+}
+
 TEST(Measurer, OddShapeCompilesVerifiesAndTimes) {
   Measurer measurer;
   // Sizes that divide no tile: padding must handle the edges.
@@ -108,16 +116,13 @@ TEST(Measurer, DotLoweringIsAlsoCorrect) {
 }
 
 TEST(Measurer, StrategyThatDoesNotApplyIsAnInvalidCandidate) {
-  Measurer measurer;
-  mtune::v1::Task task = TaskFor("matmul:m=16,n=16,k=16:f32");
   // Tiling a handle to no op at all makes the interpreter fail definitely.
-  task.set_script(R"mlir(module attributes {transform.with_named_sequence} {
+  auto result = MeasureWithScript(R"mlir(module attributes {transform.with_named_sequence} {
     transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
       %f = transform.structured.match ops{["linalg.matmul"]} in %root : (!transform.any_op) -> !transform.any_op
       %k = transform.tune.knob<"t"> options = [1, 2] -> !transform.param<i64>
       transform.yield
     } })mlir");
-  auto result = measurer.Measure(task, FakeCalibration());
   EXPECT_EQ(result.status(), mtune::v1::RESULT_STATUS_INVALID_CANDIDATE);
   EXPECT_NE(result.error().find("failed to apply"), std::string::npos) << result.error();
 }
@@ -127,9 +132,7 @@ TEST(Measurer, StrategyThatDoesNotApplyIsAnInvalidCandidate) {
 // suppresses the failure, and the interpreter succeeds. The kernel left behind is
 // not the candidate's, so the error must fail the candidate, not be measured.
 TEST(Measurer, ErrorReportedWhileApplyingFailsTheCandidateEvenWhenSuppressed) {
-  Measurer measurer;
-  mtune::v1::Task task = TaskFor("matmul:m=16,n=16,k=16:f32");
-  task.set_script(R"mlir(module attributes {transform.with_named_sequence} {
+  auto result = MeasureWithScript(R"mlir(module attributes {transform.with_named_sequence} {
     transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
       %mm = transform.structured.match ops{["linalg.matmul"]} in %root : (!transform.any_op) -> !transform.any_op
       %rows, %outer = transform.structured.tile_using_for %mm tile_sizes [8, 0, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
@@ -142,7 +145,6 @@ TEST(Measurer, ErrorReportedWhileApplyingFailsTheCandidateEvenWhenSuppressed) {
       }
       transform.yield
     } })mlir");
-  auto result = measurer.Measure(task, FakeCalibration());
   EXPECT_EQ(result.status(), mtune::v1::RESULT_STATUS_INVALID_CANDIDATE) << result.error();
   EXPECT_NE(result.error().find("reported an error while applying"), std::string::npos) << result.error();
   EXPECT_NE(result.error().find("mtune-rotate-tiles: uses the rotated loop's induction variable"),
@@ -151,10 +153,7 @@ TEST(Measurer, ErrorReportedWhileApplyingFailsTheCandidateEvenWhenSuppressed) {
 }
 
 TEST(Measurer, ScriptThatDoesNotParseIsAnInvalidCandidateWithDiagnostics) {
-  Measurer measurer;
-  mtune::v1::Task task = TaskFor("matmul:m=16,n=16,k=16:f32");
-  task.set_script("module { this is not mlir }");
-  auto result = measurer.Measure(task, FakeCalibration());
+  auto result = MeasureWithScript("module { this is not mlir }");
   EXPECT_EQ(result.status(), mtune::v1::RESULT_STATUS_INVALID_CANDIDATE);
   EXPECT_NE(result.error().find("custom op 'this' is unknown"), std::string::npos) << result.error();
 }
