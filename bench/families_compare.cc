@@ -135,11 +135,15 @@ const std::vector<worker::TypedBuffer>& BuffersOf(const Fixture& fx, size_t set)
   return set == 0 ? fx.ops->buffers : fx.sets[set].copies;
 }
 
+// What one call of a row does, in the row's unit: compulsory bytes (GB/s rows) or FLOPs.
+double WorkPerCall(const ProblemReport& r) {
+  return BandwidthBound(r.problem.family) ? r.problem.CompulsoryBytes() : r.problem.Flops();
+}
+
 double Figure(const ProblemReport& r, const std::string& impl) {
   auto it = r.impls.find(impl);
   if (it == r.impls.end() || it->second.median_s <= 0) return 0;
-  const double work = BandwidthBound(r.problem.family) ? r.problem.CompulsoryBytes() : r.problem.Flops();
-  return work / it->second.median_s / 1e9;
+  return WorkPerCall(r) / it->second.median_s / 1e9;
 }
 
 // `impl`'s figure on each operand set: the median of the rounds that ran on it.
@@ -147,7 +151,7 @@ std::vector<double> FigureByOperandSet(const ProblemReport& r, const std::string
   std::vector<double> figures;
   auto it = r.impls.find(impl);
   if (it == r.impls.end() || it->second.median_s <= 0) return figures;
-  const double work = BandwidthBound(r.problem.family) ? r.problem.CompulsoryBytes() : r.problem.Flops();
+  const double work = WorkPerCall(r);
   for (int set = 0; set < sets; ++set) {
     std::vector<double> seconds;
     for (const auto& [round, s] : it->second.by_round_s)
