@@ -125,6 +125,14 @@ module attributes {transform.with_named_sequence} {
     // with the default 8 x 32 tile, over the five 2-D rows of mtune-bench-families
     // (C = 32 to 512), it measured 0.72x oneDNN (geomean) where the first order with
     // tile_c1 = 64 measured 0.56x; only the strided row lost (0.73x against 0.84x).
+    // Packing the filter (a nofold pad of operand 1, hoisted out of the pixel loops,
+    // as matmul_packed packs B) was tried and left out, since it never won. On an
+    // Intel Xeon (2 MiB L2) at 7x7x512 it made f_n_oh_ow 1.6x faster (61 -> 98
+    // GFLOP/s; its 590 KiB filter slice, 2 KiB strided, thrashes a few L2 sets in
+    // place). It left the filter-block orders level or slower: 105-127 against
+    // 111-140 at 7x7x512, and 154-172 against 166-173 at 14x14x256. Packing the
+    // input window as well changed nothing. Those orders read the filter once per
+    // call, so they are bound by streaming it from L3, not by where it lands.
     %tiled1 = transform.foreach %parts : !transform.any_op -> !transform.any_op {
     ^bb0(%part: !transform.any_op):
       %t = transform.tune.alternatives<"loop_order"> selected_region = 2 attributes {mtune.labels = ["n_oh_ow_f", "f_n_oh_ow", "f_c_n_oh_ow", "c_f_n_oh_ow"]} -> !transform.any_op {
