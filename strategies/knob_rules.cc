@@ -49,7 +49,7 @@ std::string OptionText(mlir::Attribute attr) {
 // cannot be good there. Returns V's text for a family not listed, nullopt for a
 // listed one or an op without the attribute; `options` are the option texts.
 absl::StatusOr<std::optional<std::string>> OnlyForOption(mlir::Operation* op,
-                                                         const std::string& name,
+                                                         const std::string& subject,
                                                          const std::vector<std::string>& options,
                                                          const Problem& problem) {
   auto only_for = op->getAttrOfType<mlir::ArrayAttr>(kOnlyForAttr);
@@ -57,14 +57,14 @@ absl::StatusOr<std::optional<std::string>> OnlyForOption(mlir::Operation* op,
   mlir::Attribute otherwise = op->getAttr(kOtherwiseAttr);
   if (!otherwise ||
       std::find(options.begin(), options.end(), OptionText(otherwise)) == options.end())
-    return absl::InvalidArgumentError(absl::StrCat("knob '", name, "': ", kOnlyForAttr, " needs ",
+    return absl::InvalidArgumentError(absl::StrCat(subject, ": ", kOnlyForAttr, " needs ",
                                                    kOtherwiseAttr, ", one of its options"));
   bool applies = false;
   for (mlir::Attribute family : only_for) {
     auto text = llvm::dyn_cast<mlir::StringAttr>(family);
     if (!text)
       return absl::InvalidArgumentError(
-          absl::StrCat("knob '", name, "': ", kOnlyForAttr, " must list family names"));
+          absl::StrCat(subject, ": ", kOnlyForAttr, " must list family names"));
     applies |= text.getValue() == problem.family;
   }
   if (applies) return std::nullopt;

@@ -26,8 +26,9 @@ using mlir::transform::tune::KnobOp;
 std::string OptionText(mlir::Attribute attr);
 
 // `mtune.only_for` / `mtune.otherwise`: the single option text for a family not
-// listed; nullopt for a listed family or an op without the attribute.
-absl::StatusOr<std::optional<std::string>> OnlyForOption(mlir::Operation* op, const std::string& name,
+// listed; nullopt for a listed family or an op without the attribute. `subject` names
+// the op in errors ("knob 'x'", "alternatives 'x'").
+absl::StatusOr<std::optional<std::string>> OnlyForOption(mlir::Operation* op, const std::string& subject,
                                                          const std::vector<std::string>& options,
                                                          const Problem& problem);
 

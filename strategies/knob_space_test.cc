@@ -1022,6 +1022,13 @@ TEST(KnobSpace, LabelFamiliesDropARegionForOtherFamilies) {
   ASSERT_TRUE(fixed.ok()) << fixed.status();
   EXPECT_EQ(fixed->knobs[0].options, std::vector<std::string>{"yes"});
   EXPECT_EQ(fixed->knobs[0].default_value, "yes");
+  // Its errors name the alternatives as such.
+  auto unlisted = ExtractKnobSpace(alternatives(R"(mtune.only_for = ["matmul"], mtune.otherwise = "maybe")"),
+                                   other);
+  EXPECT_EQ(unlisted.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(unlisted.status().message().find("alternatives '"), std::string::npos) << unlisted.status();
+  EXPECT_NE(unlisted.status().message().find("needs mtune.otherwise"), std::string::npos)
+      << unlisted.status();
 }
 
 TEST(TemplateInstantiator, SplicedScriptsEqualInstantiateForEveryBuiltinTemplate) {
