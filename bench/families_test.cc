@@ -5,6 +5,8 @@
 
 #include <set>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "bench/family_suite.h"
 #include "gmock/gmock.h"
@@ -16,6 +18,20 @@ namespace mtune::bench {
 namespace {
 
 using ::testing::HasSubstr;
+
+// One run of mtune-bench-families with `args`, logged to `log_path`: its exit code
+// (-1 when it did not exit within `timeout_s`, or was killed) and its log.
+struct BenchRun {
+  int exit_code;
+  std::string log;
+};
+BenchRun RunBenchFamilies(std::vector<std::string> args, const std::string& log_path,
+                          double timeout_s) {
+  args.insert(args.begin(), MTUNE_BENCH_FAMILIES_BIN);
+  testing::Subprocess run(std::move(args), log_path);
+  const int status = run.Wait(timeout_s);
+  return {status != -1 && WIFEXITED(status) ? WEXITSTATUS(status) : -1, run.Log()};
+}
 
 TEST(FamilySuite, DefaultSuiteCoversTheIssuesFamilies) {
   auto problems = SelectProblems("", "");
@@ -103,14 +119,12 @@ TEST(BenchFamilies, TinyRunVerifiesEveryBaselineAndPrintsTheTable) {
       "matmul_transpose_b:m=17,n=9,k=13:f32,copy_2d:m=24,n=40:f32,reduce_cols_2d:m=33,n=17:f32,"
       "conv_1d_nwc_wcf:n=1,w=19,c=8,kw=3,f=4,sw=2,dw=1:f32,"
       "depthwise_conv_2d_nhwc_hwc:n=1,h=9,w=10,c=16,kh=3,kw=2,sh=2,sw=1,dh=1,dw=2:f32";
-  testing::Subprocess run({MTUNE_BENCH_FAMILIES_BIN, "--problems", problems, "--trials", "0",
-                           "--rounds", "1", "--min-time", "0.003", "--quick-calibration", "--cpu",
-                           "-1", "--json", json_path},
-                          dir + "/log.txt");
-  const int status = run.Wait(240);
-  const std::string log = run.Log();
-  ASSERT_TRUE(WIFEXITED(status)) << log;
-  ASSERT_EQ(WEXITSTATUS(status), 0) << log;
+  const BenchRun run = RunBenchFamilies({"--problems", problems, "--trials", "0", "--rounds", "1",
+                                         "--min-time", "0.003", "--quick-calibration", "--cpu",
+                                         "-1", "--json", json_path},
+                                        dir + "/log.txt", 240);
+  const std::string& log = run.log;
+  ASSERT_EQ(run.exit_code, 0) << log;
   for (const char* header : {"family", "shape", "mtune", "oneDNN", "Eigen", "mt/dnn", "mt/eig",
                              "%roof", "geomean of 1", "goals", "verification"})
     EXPECT_THAT(log, HasSubstr(header));
@@ -150,15 +164,13 @@ TEST(BenchFamilies, TinyRunVerifiesEveryBaselineAndPrintsTheTable) {
 TEST(BenchFamilies, VariantsAreVerifiedAndTimedBesideTheKernel) {
   const std::string dir = testing::MakeTempDir("bench_families_variants");
   const std::string json_path = dir + "/out.json";
-  testing::Subprocess run(
-      {MTUNE_BENCH_FAMILIES_BIN, "--problems", "matmul:m=17,n=33,k=13:f32,copy_2d:m=24,n=40:f32",
-       "--trials", "0", "--rounds", "2", "--min-time", "0.003", "--quick-calibration", "--cpu",
-       "-1", "--json", json_path, "--variant", "tile_m1=17 tile_n1=33 tile_k1=13 tile_k2=1"},
-      dir + "/log.txt");
-  const int status = run.Wait(240);
-  const std::string log = run.Log();
-  ASSERT_TRUE(WIFEXITED(status)) << log;
-  ASSERT_EQ(WEXITSTATUS(status), 0) << log;
+  const BenchRun run = RunBenchFamilies(
+      {"--problems", "matmul:m=17,n=33,k=13:f32,copy_2d:m=24,n=40:f32", "--trials", "0",
+       "--rounds", "2", "--min-time", "0.003", "--quick-calibration", "--cpu", "-1", "--json",
+       json_path, "--variant", "tile_m1=17 tile_n1=33 tile_k1=13 tile_k2=1"},
+      dir + "/log.txt", 240);
+  const std::string& log = run.log;
+  ASSERT_EQ(run.exit_code, 0) << log;
   EXPECT_THAT(log, HasSubstr("var/mt"));
   const nlohmann::json root = nlohmann::json::parse(testing::ReadFile(json_path));
   ASSERT_EQ(root["problems"].size(), 2u);
@@ -172,14 +184,12 @@ TEST(BenchFamilies, VariantsAreVerifiedAndTimedBesideTheKernel) {
   EXPECT_EQ(copy["status"], "error") << copy.dump();
   EXPECT_THAT(copy["detail"].get<std::string>(), HasSubstr("has no knob"));
 
-  testing::Subprocess bad({MTUNE_BENCH_FAMILIES_BIN, "--problems", "copy_2d:m=24,n=40:f32",
-                           "--trials", "0", "--quick-calibration", "--cpu", "-1", "--variant",
-                           "tile_m1"},
-                          dir + "/bad.txt");
-  const int bad_status = bad.Wait(120);
-  ASSERT_TRUE(WIFEXITED(bad_status)) << bad.Log();
-  EXPECT_NE(WEXITSTATUS(bad_status), 0);
-  EXPECT_THAT(bad.Log(), HasSubstr("--variant 'tile_m1'"));
+  const BenchRun bad = RunBenchFamilies({"--problems", "copy_2d:m=24,n=40:f32", "--trials", "0",
+                                         "--quick-calibration", "--cpu", "-1", "--variant",
+                                         "tile_m1"},
+                                        dir + "/bad.txt", 120);
+  EXPECT_GT(bad.exit_code, 0) << bad.log;
+  EXPECT_THAT(bad.log, HasSubstr("--variant 'tile_m1'"));
 }
 
 // --operand-sets: every verified kernel runs on each copy of the operands (round r on
@@ -187,15 +197,13 @@ TEST(BenchFamilies, VariantsAreVerifiedAndTimedBesideTheKernel) {
 TEST(BenchFamilies, RoundsCycleThroughCopiesOfTheOperands) {
   const std::string dir = testing::MakeTempDir("bench_families_sets");
   const std::string json_path = dir + "/out.json";
-  testing::Subprocess run(
-      {MTUNE_BENCH_FAMILIES_BIN, "--problems", "matmul:m=17,n=33,k=13:f32,copy_2d:m=24,n=40:f32",
-       "--trials", "0", "--rounds", "3", "--operand-sets", "3", "--min-time", "0.003",
-       "--quick-calibration", "--cpu", "-1", "--json", json_path, "--variant", "tile_k2=1"},
-      dir + "/log.txt");
-  const int status = run.Wait(240);
-  const std::string log = run.Log();
-  ASSERT_TRUE(WIFEXITED(status)) << log;
-  ASSERT_EQ(WEXITSTATUS(status), 0) << log;
+  const BenchRun run = RunBenchFamilies(
+      {"--problems", "matmul:m=17,n=33,k=13:f32,copy_2d:m=24,n=40:f32", "--trials", "0",
+       "--rounds", "3", "--operand-sets", "3", "--min-time", "0.003", "--quick-calibration",
+       "--cpu", "-1", "--json", json_path, "--variant", "tile_k2=1"},
+      dir + "/log.txt", 240);
+  const std::string& log = run.log;
+  ASSERT_EQ(run.exit_code, 0) << log;
   EXPECT_THAT(log, HasSubstr("by operand set"));
   const nlohmann::json root = nlohmann::json::parse(testing::ReadFile(json_path));
   EXPECT_EQ(root["operand_sets"], 3);
@@ -209,14 +217,12 @@ TEST(BenchFamilies, RoundsCycleThroughCopiesOfTheOperands) {
   }
   EXPECT_EQ(root["problems"][0]["implementations"]["variant1"]["figure_by_operand_set"].size(), 3u);
 
-  testing::Subprocess bad({MTUNE_BENCH_FAMILIES_BIN, "--problems", "copy_2d:m=24,n=40:f32",
-                           "--trials", "0", "--quick-calibration", "--cpu", "-1",
-                           "--operand-sets", "0"},
-                          dir + "/bad.txt");
-  const int bad_status = bad.Wait(120);
-  ASSERT_TRUE(WIFEXITED(bad_status)) << bad.Log();
-  EXPECT_NE(WEXITSTATUS(bad_status), 0);
-  EXPECT_THAT(bad.Log(), HasSubstr("--operand-sets"));
+  const BenchRun bad = RunBenchFamilies({"--problems", "copy_2d:m=24,n=40:f32", "--trials", "0",
+                                         "--quick-calibration", "--cpu", "-1", "--operand-sets",
+                                         "0"},
+                                        dir + "/bad.txt", 120);
+  EXPECT_GT(bad.exit_code, 0) << bad.log;
+  EXPECT_THAT(bad.log, HasSubstr("--operand-sets"));
 }
 
 }  // namespace
