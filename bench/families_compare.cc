@@ -446,12 +446,13 @@ double MtuneOver(const ProblemReport& r, const std::string& impl) {
   return PairedSpeedup(RoundsOf(r, "mtune"), RoundsOf(r, impl));
 }
 
-// mtune's GFLOP/s over the FMA loop's in the same rounds (compute-bound rows). The
+// `impl`'s GFLOP/s over the FMA loop's in the same rounds (compute-bound rows). The
 // loop did the row's FLOPs (twice as many f32 ones for f64 rows), so the time ratio
 // is the fraction.
-double MtuneFractionOfPeak(const ProblemReport& r) {
-  return PairedSpeedup(RoundsOf(r, "mtune"), r.fma_by_round_s);
+double FractionOfPeak(const ProblemReport& r, const std::string& impl) {
+  return PairedSpeedup(RoundsOf(r, impl), r.fma_by_round_s);
 }
+double MtuneFractionOfPeak(const ProblemReport& r) { return FractionOfPeak(r, "mtune"); }
 
 // mtune's GB/s of compulsory bytes over the copy loop's GB/s at the row's footprint,
 // paired by round.
@@ -529,6 +530,7 @@ std::vector<GoalRow> GoalRows(const std::vector<ProblemReport>& reports) {
     row.copy_gbps_at_footprint = r.copy_gbps_at_footprint;
     row.mtune_over_onednn = MtuneOver(r, "onednn");
     row.fraction_of_peak = MtuneFractionOfPeak(r);
+    row.onednn_fraction_of_peak = FractionOfPeak(r, "onednn");
     row.mtune_over_copy = MtuneOverCopy(r);
     rows.push_back(row);
   }
@@ -669,6 +671,8 @@ absl::Status WriteJson(const Flags& flags, const std::vector<ProblemReport>& rep
         impl["round_medians_s"] = InRoundOrder(s.by_round_s);
         impl["figure_by_operand_set"] = FigureByOperandSet(r, name, flags.operand_sets);
         impl["fraction_of_roofline"] = FractionOfRoofline(r, figure);
+        // Paired by round with the FMA loop, as the peak goals read it.
+        if (const double peak = FractionOfPeak(r, name); peak > 0) impl["fraction_of_peak"] = peak;
       }
       impls[name] = impl;
     }

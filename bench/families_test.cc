@@ -18,6 +18,7 @@ namespace mtune::bench {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 // One run of mtune-bench-families with `args`, logged to `log_path`: its exit code
 // (-1 when it did not exit within `timeout_s`, or was killed) and its log.
@@ -92,6 +93,11 @@ TEST(FamilySuite, GoalsSayMetNotMetAndMissing) {
   EXPECT_THAT(EvaluateGoals(rows)[0].detail, HasSubstr("geomean 0.996 over 1 rows"));
   rows[0].fraction_of_peak = 0.849;
   EXPECT_THAT(EvaluateGoals(rows)[1].detail, HasSubstr("worst 0.849"));
+  EXPECT_THAT(EvaluateGoals(rows)[1].detail, Not(HasSubstr("oneDNN")));  // none measured
+  // A peak goal also says how far oneDNN got on the same rows.
+  rows[0].onednn_fraction_of_peak = 0.82;
+  EXPECT_THAT(EvaluateGoals(rows)[1].detail,
+              HasSubstr("oneDNN on the same rows: worst 0.82 (matmul 512x512x512)"));
 
   // A geomean names its range, so a row that carries it shows (here a baseline 40x
   // slower than usual on one shape).

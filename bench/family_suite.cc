@@ -43,11 +43,26 @@ std::string GoalFigure(double value, double threshold) {
   return absl::StrFormat(ambiguous ? "%.3f" : "%.2f", value);
 }
 
+// The worst oneDNN figure of `reference` over the picked rows, as "; oneDNN on the same
+// rows: worst F (family shape)", or "" where oneDNN has none. A peak goal's line shows
+// it so that a reader sees whether the goal is within reach of a library on this host.
+std::string ReferenceFigure(const std::vector<GoalRow>& rows, bool (*pick)(const GoalRow&),
+                            double (*reference)(const GoalRow&)) {
+  const GoalRow* worst = nullptr;
+  for (const GoalRow& row : rows)
+    if (pick(row) && reference(row) > 0 && (!worst || reference(row) < reference(*worst)))
+      worst = &row;
+  if (!worst) return "";
+  return absl::StrFormat("; oneDNN on the same rows: worst %.2f (%s %s)", reference(*worst),
+                         worst->problem.family, ShortShape(worst->problem));
+}
+
 // A goal "every selected row's value >= threshold" (min) or "their geomean >=
-// threshold"; rows without the figures count as not met.
+// threshold"; rows without the figures count as not met. With `reference`, the line
+// also gives oneDNN's worst figure on the same rows (ReferenceFigure).
 GoalLine Evaluate(std::string goal, const std::vector<GoalRow>& rows,
                   bool (*pick)(const GoalRow&), double (*value)(const GoalRow&), double threshold,
-                  bool geomean) {
+                  bool geomean, double (*reference)(const GoalRow&) = nullptr) {
   GoalLine line{std::move(goal), "n/a", "no problem of the suite is about it"};
   std::vector<double> values;
   std::vector<const GoalRow*> missing;
@@ -89,6 +104,7 @@ GoalLine Evaluate(std::string goal, const std::vector<GoalRow>& rows,
                                worst->problem.family,
                                ShortShape(worst->problem));
     }
+    if (reference) figure += ReferenceFigure(rows, pick, reference);
   }
   if (!missing.empty()) {
     met = false;
@@ -234,7 +250,8 @@ std::vector<GoalLine> EvaluateGoals(const std::vector<GoalRow>& rows) {
         return r.problem.family == "matmul" && (m == 512 || m == 1024) &&
                r.problem.Dim("n") == m && r.problem.Dim("k") == m;
       },
-      [](const GoalRow& r) { return r.fraction_of_peak; }, 0.85, false));
+      [](const GoalRow& r) { return r.fraction_of_peak; }, 0.85, false,
+      [](const GoalRow& r) { return r.onednn_fraction_of_peak; }));
   lines.push_back(Evaluate(
       "conv 1-D/2-D NHWC: geomean mtune/oneDNN >= 0.9", rows,
       [](const GoalRow& r) { return IsConvFamily(r.problem.family); },
@@ -246,7 +263,8 @@ std::vector<GoalLine> EvaluateGoals(const std::vector<GoalRow>& rows) {
         return IsConvFamily(r.problem.family) && r.problem.Dim("sw") == 1 &&
                (r.problem.family == "conv_1d_nwc_wcf" || r.problem.Dim("sh") == 1);
       },
-      [](const GoalRow& r) { return r.fraction_of_peak; }, 0.8, false));
+      [](const GoalRow& r) { return r.fraction_of_peak; }, 0.8, false,
+      [](const GoalRow& r) { return r.onednn_fraction_of_peak; }));
   lines.push_back(Evaluate(
       "depthwise, reductions, copy: >= 0.8 of the roofline of their level", rows,
       [](const GoalRow& r) {

@@ -39,6 +39,8 @@ struct GoalRow {
   double onednn = 0;         // same unit
   double fraction_of_roofline = 0;  // mtune's
   double fraction_of_peak = 0;      // mtune's GFLOP/s / FMA peak timed beside it (compute-bound rows)
+  // oneDNN's, the same way: whether a peak goal is within reach on this host.
+  double onednn_fraction_of_peak = 0;
   // Copy bandwidth measured in the same run at this problem's footprint (GB/s rows).
   double copy_gbps_at_footprint = 0;
   // The ratios the goals compare, each paired within the rounds that timed both
