@@ -43,26 +43,25 @@ std::string GoalFigure(double value, double threshold) {
   return absl::StrFormat(ambiguous ? "%.3f" : "%.2f", value);
 }
 
-// The worst oneDNN figure of `reference` over the picked rows, as "; oneDNN on the same
-// rows: worst F (family shape)", or "" where oneDNN has none. A peak goal's line shows
-// it so that a reader sees whether the goal is within reach of a library on this host.
-std::string ReferenceFigure(const std::vector<GoalRow>& rows, bool (*pick)(const GoalRow&),
-                            double (*reference)(const GoalRow&)) {
+// The worst `onednn` figure over the picked rows, as "; oneDNN on the same rows:
+// worst F (family shape)", or "" where oneDNN has none. A peak goal's line shows it so
+// that a reader sees whether the goal is within reach of a library on this host.
+std::string OneDnnFigure(const std::vector<GoalRow>& rows, bool (*pick)(const GoalRow&),
+                         double (*onednn)(const GoalRow&)) {
   const GoalRow* worst = nullptr;
   for (const GoalRow& row : rows)
-    if (pick(row) && reference(row) > 0 && (!worst || reference(row) < reference(*worst)))
-      worst = &row;
+    if (pick(row) && onednn(row) > 0 && (!worst || onednn(row) < onednn(*worst))) worst = &row;
   if (!worst) return "";
-  return absl::StrFormat("; oneDNN on the same rows: worst %.2f (%s %s)", reference(*worst),
+  return absl::StrFormat("; oneDNN on the same rows: worst %.2f (%s %s)", onednn(*worst),
                          worst->problem.family, ShortShape(worst->problem));
 }
 
 // A goal "every selected row's value >= threshold" (min) or "their geomean >=
-// threshold"; rows without the figures count as not met. With `reference`, the line
-// also gives oneDNN's worst figure on the same rows (ReferenceFigure).
+// threshold"; rows without the figures count as not met. With `onednn`, the line also
+// gives oneDNN's worst figure of the same kind on the same rows (OneDnnFigure).
 GoalLine Evaluate(std::string goal, const std::vector<GoalRow>& rows,
                   bool (*pick)(const GoalRow&), double (*value)(const GoalRow&), double threshold,
-                  bool geomean, double (*reference)(const GoalRow&) = nullptr) {
+                  bool geomean, double (*onednn)(const GoalRow&) = nullptr) {
   GoalLine line{std::move(goal), "n/a", "no problem of the suite is about it"};
   std::vector<double> values;
   std::vector<const GoalRow*> missing;
@@ -104,7 +103,7 @@ GoalLine Evaluate(std::string goal, const std::vector<GoalRow>& rows,
                                worst->problem.family,
                                ShortShape(worst->problem));
     }
-    if (reference) figure += ReferenceFigure(rows, pick, reference);
+    if (onednn) figure += OneDnnFigure(rows, pick, onednn);
   }
   if (!missing.empty()) {
     met = false;
