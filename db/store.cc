@@ -133,29 +133,41 @@ constexpr char kListResultsSql[] =
     " ORDER BY r.status <> 1, CASE WHEN r.status = 1 THEN r.gflops END DESC, r.id"
     " LIMIT ?3";
 
-// The ranking that defines "best", repeated in each best query: highest
-// GFLOP/s, then lowest median time, then the earliest result (stable answers).
-#define MTUNE_DB_BEST_ORDER " ORDER BY b.gflops DESC, b.median_s, b.id LIMIT 1"
+// The ranking that defines "best", repeated in each best query. A candidate measured
+// more than once (a warm start re-proposes the stored bests of a problem, so later
+// jobs measure them again) counts with its median result, the lower one of an even
+// count: on a host whose speed drifts from minute to minute, one fast minute must not
+// decide the best for good (a matmul's stored 192.6 GFLOP/s measured 163.7 when its
+// next job re-proposed it, and 150-152 in the bench). Among those per-candidate
+// medians: highest GFLOP/s, then lowest median time, then the earliest result (stable
+// answers). `SCOPE` selects the results `b` of one problem (and target, or job); the
+// query yields the id of the median result of the best candidate.
+#define MTUNE_DB_BEST_RESULT_ID(SCOPE)                                                    \
+  "(SELECT m.id FROM (SELECT b.id, b.gflops, b.median_s,"                                \
+  " ROW_NUMBER() OVER (PARTITION BY b.candidate_hash, b.target_id"                       \
+  " ORDER BY b.gflops, b.id) AS position,"                                               \
+  " COUNT(*) OVER (PARTITION BY b.candidate_hash, b.target_id) AS measured"              \
+  " FROM results b WHERE " SCOPE " AND b.status = 1) m"                                  \
+  " WHERE m.position = (m.measured + 1) / 2"                                             \
+  " ORDER BY m.gflops DESC, m.median_s, m.id LIMIT 1)"
 
 constexpr char kBestForProblemSql[] =
     "SELECT " MTUNE_DB_BEST_COLUMNS
     " FROM results r JOIN candidates c ON c.hash = r.candidate_hash"
     " JOIN targets t ON t.id = r.target_id"
-    " WHERE r.id = (SELECT b.id FROM results b WHERE b.problem = ? AND b.status = 1"
-    MTUNE_DB_BEST_ORDER ")";
+    " WHERE r.id = " MTUNE_DB_BEST_RESULT_ID("b.problem = ?");
 constexpr char kBestForProblemOnTargetSql[] =
     "SELECT " MTUNE_DB_BEST_COLUMNS
     " FROM results r JOIN candidates c ON c.hash = r.candidate_hash"
     " JOIN targets t ON t.id = r.target_id"
-    " WHERE r.id = (SELECT b.id FROM results b"
-    " WHERE b.problem = ? AND b.target_id = ? AND b.status = 1" MTUNE_DB_BEST_ORDER ")";
-// Best per problem within one job, in the job's problem order.
+    " WHERE r.id = " MTUNE_DB_BEST_RESULT_ID("b.problem = ? AND b.target_id = ?");
+// Best per problem within one job, in the job's problem order (a job measures a
+// candidate once, so this is its fastest result).
 constexpr char kBestPerJobProblemSql[] =
     "SELECT " MTUNE_DB_BEST_COLUMNS
     " FROM job_problems jp"
-    " JOIN results r ON r.id = (SELECT b.id FROM results b"
-    " WHERE b.job_id = jp.job_id AND b.problem = jp.problem AND b.status = 1"
-    MTUNE_DB_BEST_ORDER ")"
+    " JOIN results r ON r.id = "
+    MTUNE_DB_BEST_RESULT_ID("b.job_id = jp.job_id AND b.problem = jp.problem")
     " JOIN candidates c ON c.hash = r.candidate_hash"
     " JOIN targets t ON t.id = r.target_id"
     " WHERE jp.job_id = ? ORDER BY jp.position";
@@ -163,14 +175,13 @@ constexpr char kBestPerJobProblemSql[] =
 constexpr char kAllBestSql[] =
     "SELECT " MTUNE_DB_BEST_COLUMNS
     " FROM (SELECT DISTINCT problem, target_id FROM results WHERE status = 1) k"
-    " JOIN results r ON r.id = (SELECT b.id FROM results b"
-    " WHERE b.problem = k.problem AND b.target_id = k.target_id AND b.status = 1"
-    MTUNE_DB_BEST_ORDER ")"
+    " JOIN results r ON r.id = "
+    MTUNE_DB_BEST_RESULT_ID("b.problem = k.problem AND b.target_id = k.target_id")
     " JOIN candidates c ON c.hash = r.candidate_hash"
     " JOIN targets t ON t.id = r.target_id"
     " ORDER BY r.problem, r.target_id";
 
-#undef MTUNE_DB_BEST_ORDER
+#undef MTUNE_DB_BEST_RESULT_ID
 #undef MTUNE_DB_BEST_COLUMNS
 #undef MTUNE_DB_TRIAL_COLUMNS
 

@@ -140,9 +140,12 @@ class Store {
 
   // --- best strategies ------------------------------------------------------
 
-  // The OK result with the highest GFLOP/s for `problem` on `target_id` ("" =
-  // any target), across all jobs, with its script. Ties go to the lower median
-  // time, then the earlier result. NotFound when there is no OK result.
+  // The best candidate for `problem` on `target_id` ("" = any target), across all
+  // jobs, with its script: a candidate measured more than once counts with its
+  // median OK result (the lower one of an even count), and the one whose median is
+  // the highest GFLOP/s wins; ties go to the lower median time, then the earlier
+  // result. The result returned is that median one. NotFound when there is no OK
+  // result.
   absl::StatusOr<mtune::v1::BestStrategy> GetBest(const std::string& problem,
                                                   const std::string& target_id);
 
