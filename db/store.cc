@@ -140,16 +140,27 @@ constexpr char kListResultsSql[] =
 // decide the best for good (a matmul's stored 192.6 GFLOP/s measured 163.7 when its
 // next job re-proposed it, and 150-152 in the bench). Among those per-candidate
 // medians: highest GFLOP/s, then lowest median time, then the earliest result (stable
-// answers). `SCOPE` selects the results `b` of one problem (and target, or job); the
-// query yields the id of the median result of the best candidate.
-#define MTUNE_DB_BEST_RESULT_ID(SCOPE)                                                    \
-  "(SELECT m.id FROM (SELECT b.id, b.gflops, b.median_s,"                                \
+// answers). `SCOPE` selects the results `b` of one problem (and target, or job);
+// MTUNE_DB_CANDIDATE_MEDIANS yields each candidate's median result `m`, best first,
+// and MTUNE_DB_BEST_RESULT_ID the id of the first.
+#define MTUNE_DB_CANDIDATE_MEDIANS(SCOPE)                                                 \
+  "(SELECT b.id, b.gflops, b.median_s,"                                                  \
   " ROW_NUMBER() OVER (PARTITION BY b.candidate_hash, b.target_id"                       \
   " ORDER BY b.gflops, b.id) AS position,"                                               \
   " COUNT(*) OVER (PARTITION BY b.candidate_hash, b.target_id) AS measured"              \
   " FROM results b WHERE " SCOPE " AND b.status = 1) m"                                  \
   " WHERE m.position = (m.measured + 1) / 2"                                             \
-  " ORDER BY m.gflops DESC, m.median_s, m.id LIMIT 1)"
+  " ORDER BY m.gflops DESC, m.median_s, m.id"
+#define MTUNE_DB_BEST_RESULT_ID(SCOPE) \
+  "(SELECT m.id FROM " MTUNE_DB_CANDIDATE_MEDIANS(SCOPE) " LIMIT 1)"
+
+// ?1 problem, ?2 limit (-1 = all): one row per (candidate, target), its median
+// result, best first by the ranking above.
+constexpr char kRankedCandidatesSql[] =
+    "SELECT " MTUNE_DB_TRIAL_COLUMNS
+    " FROM (SELECT m.id FROM " MTUNE_DB_CANDIDATE_MEDIANS("b.problem = ?1") " LIMIT ?2) ranked"
+    " JOIN results r ON r.id = ranked.id JOIN candidates c ON c.hash = r.candidate_hash"
+    " ORDER BY r.gflops DESC, r.median_s, r.id";
 
 constexpr char kBestForProblemSql[] =
     "SELECT " MTUNE_DB_BEST_COLUMNS
@@ -182,6 +193,7 @@ constexpr char kAllBestSql[] =
     " ORDER BY r.problem, r.target_id";
 
 #undef MTUNE_DB_BEST_RESULT_ID
+#undef MTUNE_DB_CANDIDATE_MEDIANS
 #undef MTUNE_DB_BEST_COLUMNS
 #undef MTUNE_DB_TRIAL_COLUMNS
 
@@ -323,6 +335,19 @@ absl::StatusOr<int64_t> StepInt(const StatementLease& statement) {
   if (!row.ok()) return row.status();
   if (!*row) return absl::InternalError("query returned no row");
   return statement->ColumnInt64(0);
+}
+
+// Every row of a bound trial-reading statement (MTUNE_DB_TRIAL_COLUMNS), in order.
+absl::StatusOr<std::vector<v1::TrialResult>> ReadTrials(Statement& select) {
+  std::vector<v1::TrialResult> trials;
+  while (true) {
+    absl::StatusOr<bool> row = select.Step();
+    if (!row.ok()) return row.status();
+    if (!*row) return trials;
+    absl::StatusOr<v1::TrialResult> trial = ReadTrial(select);
+    if (!trial.ok()) return trial.status();
+    trials.push_back(std::move(*trial));
+  }
 }
 
 }  // namespace
@@ -784,15 +809,16 @@ absl::StatusOr<std::vector<v1::TrialResult>> Store::ListResults(int64_t job_id,
   if (!select.ok()) return select.status();
   // SQLite treats a negative LIMIT as "no limit".
   (*select)->BindAll(job_id, problem, limit == 0 ? int64_t{-1} : int64_t{limit});
-  std::vector<v1::TrialResult> trials;
-  while (true) {
-    absl::StatusOr<bool> row = (*select)->Step();
-    if (!row.ok()) return row.status();
-    if (!*row) return trials;
-    absl::StatusOr<v1::TrialResult> trial = ReadTrial(**select);
-    if (!trial.ok()) return trial.status();
-    trials.push_back(std::move(*trial));
-  }
+  return ReadTrials(**select);
+}
+
+absl::StatusOr<std::vector<v1::TrialResult>> Store::ListRankedCandidates(
+    const std::string& problem, uint32_t limit) {
+  std::lock_guard<std::mutex> lock(mu_);
+  absl::StatusOr<StatementLease> select = connection_->Prepare(kRankedCandidatesSql);
+  if (!select.ok()) return select.status();
+  (*select)->BindAll(problem, limit == 0 ? int64_t{-1} : int64_t{limit});
+  return ReadTrials(**select);
 }
 
 // ---------------------------------------------------------------------------

@@ -138,6 +138,13 @@ class Store {
                                                                   const std::string& problem,
                                                                   uint32_t limit);
 
+  // The OK candidates of `problem` (any target), best first by the ranking GetBest
+  // uses: one row per (candidate, target), its median result. limit 0 = all. What a
+  // warm start re-proposes, so that the candidates it measures again are the ones a
+  // best-strategy query would pick.
+  absl::StatusOr<std::vector<mtune::v1::TrialResult>> ListRankedCandidates(
+      const std::string& problem, uint32_t limit);
+
   // --- best strategies ------------------------------------------------------
 
   // The best candidate for `problem` on `target_id` ("" = any target), across all

@@ -346,6 +346,18 @@ TEST_F(StoreTest, ARemeasuredCandidateCountsWithItsMedianResult) {
   ASSERT_EQ(all->size(), 1u);
   EXPECT_EQ((*all)[0].result().gflops(), 38);
 
+  // The ranked list has one row per candidate, its median result, best first.
+  Insert(MakeTrial(third, kMatmul512, kZen4, 32, kOk, 35));
+  absl::StatusOr<std::vector<v1::TrialResult>> ranked = store_->ListRankedCandidates(kMatmul512, 0);
+  ASSERT_TRUE(ranked.ok()) << ranked.status();
+  ASSERT_EQ(ranked->size(), 3u);
+  EXPECT_EQ((*ranked)[0].candidate().hash(), Hash(8));
+  EXPECT_EQ((*ranked)[0].result().gflops(), 38);
+  EXPECT_EQ((*ranked)[1].candidate().hash(), Hash(32));
+  EXPECT_EQ((*ranked)[2].candidate().hash(), Hash(16));
+  EXPECT_EQ(store_->ListRankedCandidates(kMatmul512, 2)->size(), 2u);
+  EXPECT_THAT(*store_->ListRankedCandidates(kConv, 0), IsEmpty());
+
   // Each job's own best is its fastest result (a job measures a candidate once).
   absl::StatusOr<v1::Job> job = store_->GetJob(second);
   ASSERT_TRUE(job.ok()) << job.status();

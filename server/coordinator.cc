@@ -255,7 +255,9 @@ std::vector<search::Point> Coordinator::WarmStartSeeds(const ProblemRun& run,
                                                        const std::vector<std::string>& nearest) const {
   std::vector<search::Point> seeds;
   for (const std::string& key : nearest) {
-    auto results = store_->ListResults(0, key, kWarmStartPerProblem * 4);
+    // Ranked as the best-strategy queries rank (a re-measured candidate by its
+    // median), so that what a warm start measures again is what they would pick.
+    auto results = store_->ListRankedCandidates(key, kWarmStartPerProblem * 4);
     if (!results.ok()) continue;
     uint32_t taken = 0;
     for (const auto& trial : *results) {
