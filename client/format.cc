@@ -60,6 +60,7 @@ nlohmann::json BestToJson(const mtune::v1::BestStrategy& best) {
       {"p75_s", r.timing().p75_s()},
       {"cv", r.timing().cv()},
       {"job_id", best.job_id()},
+      {"measurements", best.measurements()},
   };
 }
 
@@ -74,7 +75,11 @@ std::string FormatBest(const mtune::v1::BestStrategy& best) {
       best.problem(), best.target().id(), best.candidate().template_name(),
       best.candidate().canonical_json(), r.gflops(), r.gbps(), r.timing().median_s() * 1e3,
       r.timing().cv() * 100, r.fraction_of_roofline(), r.roofline_gflops(),
-      r.roofline_level().empty() ? "?" : r.roofline_level());
+      r.roofline_level().empty() ? "?" : r.roofline_level()) +
+         (best.measurements() > 1
+              ? absl::StrFormat("  measured  %u times; the figures above are their median\n",
+                                best.measurements())
+              : std::string());
 }
 
 std::string FormatJobLine(const mtune::v1::Job& job) {

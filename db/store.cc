@@ -86,8 +86,10 @@ constexpr char kResultHashesSql[] =
   "r.gflops, r.gbps, r.roofline_gflops, r.roofline_level, r.fraction_of_roofline, "       \
   "r.compile_s, r.verify_s, r.max_rel_error, r.total_s, r.created_unix_s, "               \
   "c.template_name, c.canonical_json"
-#define MTUNE_DB_BEST_COLUMNS \
-  MTUNE_DB_TRIAL_COLUMNS ", c.script, t.kind, t.triple, t.cpu, t.features"
+#define MTUNE_DB_BEST_COLUMNS                                                         \
+  MTUNE_DB_TRIAL_COLUMNS ", c.script, t.kind, t.triple, t.cpu, t.features,"              \
+  " (SELECT COUNT(*) FROM results x WHERE x.problem = r.problem"                         \
+  " AND x.target_id = r.target_id AND x.candidate_hash = r.candidate_hash AND x.status = 1)"
 
 enum TrialColumn {
   kJobId,
@@ -122,6 +124,7 @@ enum TrialColumn {
   kTargetTriple,
   kTargetCpu,
   kTargetFeatures,
+  kMeasurements,
 };
 
 // ?1 job (0 = any), ?2 problem ('' = any), ?3 limit (-1 = all). Failures sort
@@ -287,6 +290,7 @@ absl::StatusOr<v1::BestStrategy> ReadBest(const Statement& row) {
   target.set_triple(row.ColumnText(kTargetTriple));
   target.set_cpu(row.ColumnText(kTargetCpu));
   target.set_features(row.ColumnText(kTargetFeatures));
+  best.set_measurements(static_cast<uint32_t>(row.ColumnInt64(kMeasurements)));
   return best;
 }
 

@@ -332,6 +332,7 @@ TEST_F(StoreTest, ARemeasuredCandidateCountsWithItsMedianResult) {
   ASSERT_TRUE(best.ok()) << best.status();
   EXPECT_EQ(best->candidate().hash(), Hash(16));
   EXPECT_EQ(best->result().gflops(), 30);
+  EXPECT_EQ(best->measurements(), 1u);
 
   // A third measurement at 38 makes its median 38: the best again, with that figure.
   const int64_t third = NewJob({kMatmul512});
@@ -341,6 +342,7 @@ TEST_F(StoreTest, ARemeasuredCandidateCountsWithItsMedianResult) {
   EXPECT_EQ(best->candidate().hash(), Hash(8));
   EXPECT_EQ(best->result().gflops(), 38);
   EXPECT_EQ(best->job_id(), third);
+  EXPECT_EQ(best->measurements(), 3u);
   absl::StatusOr<std::vector<v1::BestStrategy>> all = store_->AllBest();
   ASSERT_TRUE(all.ok()) << all.status();
   ASSERT_EQ(all->size(), 1u);
