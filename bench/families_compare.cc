@@ -452,7 +452,6 @@ double MtuneOver(const ProblemReport& r, const std::string& impl) {
 double FractionOfPeak(const ProblemReport& r, const std::string& impl) {
   return PairedSpeedup(RoundsOf(r, impl), r.fma_by_round_s);
 }
-double MtuneFractionOfPeak(const ProblemReport& r) { return FractionOfPeak(r, "mtune"); }
 
 // mtune's GB/s of compulsory bytes over the copy loop's GB/s at the row's footprint,
 // paired by round.
@@ -470,7 +469,7 @@ double MtuneFractionOfRoofline(const ProblemReport& r) {
   if (BandwidthBound(r.problem.family)) {
     if (r.copy_gbps_at_footprint > 0) return MtuneOverCopy(r);
   } else if (r.fma_peak_gflops > 0 && r.roof.bound_gflops >= r.fma_peak_gflops) {
-    return MtuneFractionOfPeak(r);
+    return FractionOfPeak(r, "mtune");
   }
   return FractionOfRoofline(r, Figure(r, "mtune"));
 }
@@ -529,7 +528,7 @@ std::vector<GoalRow> GoalRows(const std::vector<ProblemReport>& reports) {
     row.fraction_of_roofline = MtuneFractionOfRoofline(r);
     row.copy_gbps_at_footprint = r.copy_gbps_at_footprint;
     row.mtune_over_onednn = MtuneOver(r, "onednn");
-    row.fraction_of_peak = MtuneFractionOfPeak(r);
+    row.fraction_of_peak = FractionOfPeak(r, "mtune");
     row.onednn_fraction_of_peak = FractionOfPeak(r, "onednn");
     row.mtune_over_copy = MtuneOverCopy(r);
     rows.push_back(row);

@@ -26,9 +26,10 @@ constexpr char kPaddedDefaultAttr[] = "mtune.padded_default";
 constexpr char kRestDefaultAttr[] = "mtune.rest_default";
 
 // How errors name the op a rule sits on: "knob 'x'" or "alternatives 'x'".
-std::string Subject(const KnobSpec& spec) {
-  return absl::StrCat(spec.is_alternatives ? "alternatives '" : "knob '", spec.name, "'");
+std::string Subject(bool is_alternatives, const std::string& name) {
+  return absl::StrCat(is_alternatives ? "alternatives '" : "knob '", name, "'");
 }
+std::string Subject(const KnobSpec& spec) { return Subject(spec.is_alternatives, spec.name); }
 
 }  // namespace
 
@@ -49,11 +50,12 @@ std::string OptionText(mlir::Attribute attr) {
 // cannot be good there. Returns V's text for a family not listed, nullopt for a
 // listed one or an op without the attribute; `options` are the option texts.
 absl::StatusOr<std::optional<std::string>> OnlyForOption(mlir::Operation* op,
-                                                         const std::string& subject,
+                                                         const std::string& name,
                                                          const std::vector<std::string>& options,
                                                          const Problem& problem) {
   auto only_for = op->getAttrOfType<mlir::ArrayAttr>(kOnlyForAttr);
   if (!only_for) return std::nullopt;
+  const std::string subject = Subject(llvm::isa<AlternativesOp>(op), name);
   mlir::Attribute otherwise = op->getAttr(kOtherwiseAttr);
   if (!otherwise ||
       std::find(options.begin(), options.end(), OptionText(otherwise)) == options.end())

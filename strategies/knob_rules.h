@@ -26,9 +26,9 @@ using mlir::transform::tune::KnobOp;
 std::string OptionText(mlir::Attribute attr);
 
 // `mtune.only_for` / `mtune.otherwise`: the single option text for a family not
-// listed; nullopt for a listed family or an op without the attribute. `subject` names
-// the op in errors ("knob 'x'", "alternatives 'x'").
-absl::StatusOr<std::optional<std::string>> OnlyForOption(mlir::Operation* op, const std::string& subject,
+// listed; nullopt for a listed family or an op without the attribute. Errors name
+// the op as "knob 'NAME'" or "alternatives 'NAME'".
+absl::StatusOr<std::optional<std::string>> OnlyForOption(mlir::Operation* op, const std::string& name,
                                                          const std::vector<std::string>& options,
                                                          const Problem& problem);
 

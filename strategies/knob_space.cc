@@ -63,7 +63,7 @@ absl::StatusOr<std::vector<mlir::Attribute>> ExpandOptions(KnobOp knob, const Pr
   result = *std::move(kept);
   std::vector<std::string> texts;
   for (mlir::Attribute a : result) texts.push_back(OptionText(a));
-  auto only = OnlyForOption(knob, absl::StrCat("knob '", name, "'"), texts, problem);
+  auto only = OnlyForOption(knob, name, texts, problem);
   if (!only.ok()) return only.status();
   if (*only) result = {result[std::find(texts.begin(), texts.end(), **only) - texts.begin()]};
   if (result.size() > kMaxOptions)
@@ -124,7 +124,7 @@ absl::StatusOr<KnobSpec> ReadAlternatives(AlternativesOp alt, const Problem& pro
   if (auto selected = alt.getSelectedRegionAttr(); selected && selected->getZExtValue() < spec.options.size())
     spec.default_value = spec.options[selected->getZExtValue()];
   if (absl::Status kept = KeepLabelsForFamily(alt, problem, spec); !kept.ok()) return kept;
-  auto only = OnlyForOption(alt, absl::StrCat("alternatives '", spec.name, "'"), spec.options, problem);
+  auto only = OnlyForOption(alt, spec.name, spec.options, problem);
   if (!only.ok()) return only.status();
   if (*only) spec.options = {**only}, spec.default_value = **only;
   if (absl::Status split = DropSplitsWiderThanTheDimension(alt, problem, spec); !split.ok()) return split;
