@@ -101,8 +101,20 @@ CREATE TABLE results (
 CREATE INDEX results_best ON results (problem, target_id, gflops DESC) WHERE status = 1;
 )sql";
 
+// The rest of JobSpec, so that a job resumed after a restart keeps its limits, warm
+// start and allocation, and a confirmation job stays one. Jobs stored before read
+// these back as their defaults, as they always did.
+constexpr char kStoreV2[] = R"sql(
+ALTER TABLE jobs ADD COLUMN time_budget_s REAL NOT NULL DEFAULT 0;
+ALTER TABLE jobs ADD COLUMN patience INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE jobs ADD COLUMN warm_start INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE jobs ADD COLUMN allocation TEXT NOT NULL DEFAULT '';
+ALTER TABLE jobs ADD COLUMN confirm_top INTEGER NOT NULL DEFAULT 0;
+)sql";
+
 constexpr Migration kStoreMigrations[] = {
     {1, "jobs, job_problems, problems, targets, candidates, results", kStoreV1},
+    {2, "jobs: time budget, patience, warm start, allocation, confirm_top", kStoreV2},
 };
 
 // --- exported best-strategy database ---------------------------------------

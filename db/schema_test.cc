@@ -92,6 +92,34 @@ TEST(SchemaTest, NewStoreHasLatestSchemaWalAndApplicationId) {
   EXPECT_FALSE(CheckCurrent(*raw, ExportSchema()).ok());
 }
 
+TEST(SchemaTest, AVersionOneStoreIsUpgradedAndItsJobsReadBackWithTheOldDefaults) {
+  ScratchDir scratch;
+  const std::string path = scratch.Path("store.db");
+  {
+    std::unique_ptr<Connection> raw = OpenRaw(path);
+    ASSERT_NE(raw, nullptr);
+    const Schema v1{StoreSchema().name, StoreSchema().application_id, StoreSchema().migrations.first(1)};
+    ASSERT_TRUE(Migrate(*raw, v1).ok());
+    ASSERT_TRUE(raw->Exec("INSERT INTO jobs (template_name, search, trials, seed, state, created_unix_s) "
+                          "VALUES ('', 'random', 5, 1, 2, 1700000000)")
+                    .ok());
+  }
+  absl::StatusOr<std::unique_ptr<Store>> store = Store::Open(path);
+  ASSERT_TRUE(store.ok()) << store.status();
+  absl::StatusOr<mtune::v1::Job> job = (*store)->GetJob(1);
+  ASSERT_TRUE(job.ok()) << job.status();
+  EXPECT_EQ(job->spec().search(), "random");
+  EXPECT_EQ(job->spec().trials(), 5u);
+  EXPECT_EQ(job->spec().time_budget_s(), 0);
+  EXPECT_EQ(job->spec().patience(), 0u);
+  EXPECT_FALSE(job->spec().warm_start());
+  EXPECT_EQ(job->spec().allocation(), "");
+  EXPECT_EQ(job->spec().confirm_top(), 0u);
+  std::unique_ptr<Connection> raw = OpenRaw(path);
+  ASSERT_NE(raw, nullptr);
+  EXPECT_EQ(*CurrentVersion(*raw), LatestVersion(StoreSchema()));
+}
+
 TEST(SchemaTest, ReopenKeepsDataAndDoesNotReapplyMigrations) {
   ScratchDir scratch;
   const std::string path = scratch.Path("store.db");

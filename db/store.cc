@@ -23,8 +23,8 @@ static_assert(v1::JOB_STATE_RUNNING == 1, "SQL uses state = 1 for running jobs")
 // ---------------------------------------------------------------------------
 
 constexpr char kInsertJobSql[] =
-    "INSERT INTO jobs (template_name, search, trials, seed, state, created_unix_s) "
-    "VALUES (?, ?, ?, ?, ?, ?)";
+    "INSERT INTO jobs (template_name, search, trials, seed, state, created_unix_s, time_budget_s, "
+    "patience, warm_start, allocation, confirm_top) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
 constexpr char kInsertProblemSql[] =
     "INSERT INTO problems (key, family) VALUES (?, ?) ON CONFLICT (key) DO NOTHING";
 constexpr char kInsertJobProblemSql[] =
@@ -37,7 +37,8 @@ SELECT j.template_name, j.search, j.trials, j.seed, j.state, j.message,
        j.created_unix_s, j.finished_unix_s,
        (SELECT COALESCE(SUM(jp.trials_total), 0) FROM job_problems jp WHERE jp.job_id = j.id),
        (SELECT count(*) FROM results r WHERE r.job_id = j.id),
-       (SELECT count(*) FROM results r WHERE r.job_id = j.id AND r.status <> 1)
+       (SELECT count(*) FROM results r WHERE r.job_id = j.id AND r.status <> 1),
+       j.time_budget_s, j.patience, j.warm_start, j.allocation, j.confirm_top
 FROM jobs j
 WHERE j.id = ?)sql";
 constexpr char kSelectJobProblemsSql[] =
@@ -437,7 +438,8 @@ absl::StatusOr<int64_t> Store::CreateJob(
     if (!insert.ok()) return insert.status();
     (*insert)->BindAll(spec.template_name(), spec.search(), spec.trials(),
                        static_cast<int64_t>(spec.seed()),  // same bits; read back as uint64
-                       static_cast<int>(v1::JOB_STATE_RUNNING), NowUnixSeconds());
+                       static_cast<int>(v1::JOB_STATE_RUNNING), NowUnixSeconds(), spec.time_budget_s(),
+                       spec.patience(), spec.warm_start() ? 1 : 0, spec.allocation(), spec.confirm_top());
     if (absl::Status status = (*insert)->Run(); !status.ok()) return status;
   }
   const int64_t job_id = connection_->LastInsertRowId();
@@ -511,6 +513,11 @@ absl::StatusOr<v1::Job> Store::GetJob(int64_t job_id) {
     job.set_trials_total(static_cast<uint32_t>(r.ColumnInt64(8)));
     job.set_trials_done(static_cast<uint32_t>(r.ColumnInt64(9)));
     job.set_trials_failed(static_cast<uint32_t>(r.ColumnInt64(10)));
+    spec.set_time_budget_s(r.ColumnDouble(11));
+    spec.set_patience(static_cast<uint32_t>(r.ColumnInt64(12)));
+    spec.set_warm_start(r.ColumnInt64(13) != 0);
+    spec.set_allocation(r.ColumnText(14));
+    spec.set_confirm_top(static_cast<uint32_t>(r.ColumnInt64(15)));
   }
   {
     absl::StatusOr<StatementLease> select = connection_->Prepare(kSelectJobProblemsSql);

@@ -95,6 +95,11 @@ TEST_F(StoreTest, CreateJobThenGetJobRoundTripsTheSpec) {
   spec.set_search("random");
   spec.set_trials(64);
   spec.set_seed(std::numeric_limits<uint64_t>::max());  // must survive SQLite's int64
+  spec.set_time_budget_s(90.5);
+  spec.set_patience(7);
+  spec.set_warm_start(true);
+  spec.set_allocation("equal");
+  spec.set_confirm_top(3);
   absl::StatusOr<int64_t> job_id = store_->CreateJob(spec, {{kMatmul512, 64}, {kConv, 12}});
   ASSERT_TRUE(job_id.ok()) << job_id.status();
   EXPECT_GT(*job_id, 0);
@@ -107,6 +112,12 @@ TEST_F(StoreTest, CreateJobThenGetJobRoundTripsTheSpec) {
   EXPECT_EQ(job->spec().search(), "random");
   EXPECT_EQ(job->spec().trials(), 64u);
   EXPECT_EQ(job->spec().seed(), std::numeric_limits<uint64_t>::max());
+  // What a job resumed after a restart is planned from, field for field.
+  EXPECT_EQ(job->spec().time_budget_s(), 90.5);
+  EXPECT_EQ(job->spec().patience(), 7u);
+  EXPECT_TRUE(job->spec().warm_start());
+  EXPECT_EQ(job->spec().allocation(), "equal");
+  EXPECT_EQ(job->spec().confirm_top(), 3u);
   EXPECT_EQ(job->state(), v1::JOB_STATE_RUNNING);
   EXPECT_EQ(job->trials_total(), 76u);
   EXPECT_EQ(job->trials_done(), 0u);
