@@ -71,6 +71,37 @@ int PrintBestOfJob(const mtune::v1::Job& job) {
   return kFailed;
 }
 
+// Submits a confirmation job (JobSpec.confirm_top) for `problems`, follows it to
+// its end, then prints each problem's best strategy as the store now ranks it (by
+// the median of its measurements).
+int ConfirmAndPrintBest(mtune::v1::Tuner::Stub& stub, const std::vector<std::string>& problems,
+                        const std::string& template_name, uint32_t top) {
+  mtune::v1::SubmitJobRequest request;
+  for (const auto& p : problems) request.mutable_spec()->add_problems(p);
+  request.mutable_spec()->set_template_name(template_name);
+  request.mutable_spec()->set_confirm_top(top);
+  mtune::v1::SubmitJobResponse response;
+  {
+    grpc::ClientContext context;
+    if (auto s = FromGrpc(stub.SubmitJob(&context, request, &response)); !s.ok()) return Fail(s);
+  }
+  printf("job %lld submitted: confirming, %u stored candidates measured again\n",
+         static_cast<long long>(response.job().id()), response.job().trials_total());
+  fflush(stdout);
+  auto job = Watch(stub, response.job().id());
+  if (!job.ok()) return Fail(job.status());
+  if (job->state() != mtune::v1::JOB_STATE_SUCCEEDED) return PrintBestOfJob(*job);
+  for (const auto& p : problems) {
+    grpc::ClientContext context;
+    mtune::v1::GetBestRequest best_request;
+    best_request.set_problem(p);
+    mtune::v1::BestStrategy best;
+    if (auto s = FromGrpc(stub.GetBest(&context, best_request, &best)); !s.ok()) return Fail(s);
+    printf("%s", mtune::client::FormatBest(best).c_str());
+  }
+  return 0;
+}
+
 bool WriteFile(const std::string& path, const std::string& bytes, bool force, std::string* error) {
   if (!force && access(path.c_str(), F_OK) == 0) {
     *error = path + " exists (use --force to replace it)";
@@ -122,7 +153,7 @@ int main(int argc, char** argv) {
   uint32_t trials = 32;
   uint64_t seed = 0;
   std::string time_budget, allocation = "gain";
-  uint32_t patience = 0;
+  uint32_t patience = 0, confirm = 0;
   bool wait = false, warm_start = true;
   submit->add_option("--problem", problems, "problem key(s), e.g. matmul:m=512,n=512,k=512:f32")
       ->required();
@@ -149,6 +180,22 @@ int main(int argc, char** argv) {
   submit->add_flag("!--no-warm-start", warm_start,
                    "do not seed the search with the best candidates of the nearest stored problems");
   submit->add_flag("--wait", wait, "show progress until the job ends, then the best strategy");
+  submit->add_option("--confirm", confirm,
+                     "when the job ends, measure each problem's N best stored candidates once more "
+                     "(a second job, as `mtune confirm`), so that one lucky timing cannot stay best; "
+                     "implies --wait (0: no confirmation)")
+      ->capture_default_str();
+
+  // confirm
+  auto* confirm_cmd = app.add_subcommand(
+      "confirm", "measure the best stored candidates of problems once more (ranked by their median)");
+  add_coordinator(confirm_cmd);
+  uint32_t confirm_top = 3;
+  confirm_cmd->add_option("--problem", problems, "problem key(s) with stored results")->required();
+  confirm_cmd->add_option("--template", template_name, "strategy template (default: the family's)");
+  confirm_cmd->add_option("--top", confirm_top, "candidates per problem, best first")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
 
   // status / watch / cancel
   int64_t job_id = 0;
@@ -417,11 +464,13 @@ int main(int argc, char** argv) {
            static_cast<long long>(response.job().id()), response.job().trials_total(),
            search.c_str(), static_cast<unsigned long long>(seed));
     fflush(stdout);
-    if (!wait) return 0;
+    if (!wait && confirm == 0) return 0;
     auto job = Watch(**stub, response.job().id());
     if (!job.ok()) return Fail(job.status());
-    return PrintBestOfJob(*job);
+    if (confirm == 0 || job->state() != mtune::v1::JOB_STATE_SUCCEEDED) return PrintBestOfJob(*job);
+    return ConfirmAndPrintBest(**stub, problems, template_name, confirm);
   }
+  if (*confirm_cmd) return ConfirmAndPrintBest(**stub, problems, template_name, confirm_top);
   if (*watch) {
     auto job = Watch(**stub, job_id);
     if (!job.ok()) return Fail(job.status());

@@ -6,6 +6,7 @@
 #   PROBLEM   problem key            (default matmul:m=512,n=512,k=512:f32)
 #   TRIALS    candidates to measure  (default 16)
 #   SEARCH    exhaustive | random    (default random)
+#   CONFIRM   best candidates measured once more after the search (default 3)
 #   CPU       core the worker pins   (default: the last core)
 #   WORKDIR   where the SQLite file and logs go (default ./out/local)
 #   HTTP      host:port of the dashboard while it runs (default 127.0.0.1:0, a free port)
@@ -15,6 +16,7 @@ bin=build
 problem=${PROBLEM:-matmul:m=512,n=512,k=512:f32}
 trials=${TRIALS:-16}
 search=${SEARCH:-random}
+confirm=${CONFIRM:-3}
 cpu=${CPU:-$(( $(nproc) - 1 ))}
 workdir=${WORKDIR:-out/local}
 http=${HTTP:-127.0.0.1:0}
@@ -45,6 +47,8 @@ echo "dashboard on http://${http%:*}:$(cat "$workdir/http-port")/ while the job 
   >"$workdir/worker.log" 2>&1 &
 worker=$!
 
-# --wait shows a progress bar, then the best strategy with its GFLOP/s and roofline fraction.
+# --wait shows a progress bar, then the best strategy with its GFLOP/s and roofline
+# fraction; --confirm first measures the best few once more (a second, short job), so
+# that the strategy printed is not one lucky timing.
 "$bin/client/mtune" submit --coordinator "$address" --problem "$problem" \
-  --search "$search" --trials "$trials" --wait
+  --search "$search" --trials "$trials" --confirm "$confirm" --wait

@@ -120,10 +120,18 @@ absl::StatusOr<std::unique_ptr<Coordinator::JobRun>> Coordinator::PlanJob(
     int64_t job_id, const mtune::v1::JobSpec& spec, bool resuming) const {
   if (spec.problems().empty())
     return absl::InvalidArgumentError("a job needs at least one problem");
-  if (spec.trials() == 0) return absl::InvalidArgumentError("the trial budget must be > 0");
+  const bool confirming = spec.confirm_top() > 0;
+  if (confirming && spec.trials() != 0)
+    return absl::InvalidArgumentError(
+        "a confirmation job (confirm_top > 0) takes no trial budget: the stored candidates it "
+        "measures again are its trials");
+  if (!confirming && spec.trials() == 0) return absl::InvalidArgumentError("the trial budget must be > 0");
+  // A confirmation job proposes from its list, never from a search; it still has
+  // one (unused for proposals, told every result like any other).
+  const std::string search_name = confirming && spec.search().empty() ? "exhaustive" : spec.search();
   const auto names = search::SearchAlgorithmNames();
-  if (std::find(names.begin(), names.end(), spec.search()) == names.end())
-    return absl::InvalidArgumentError(absl::StrCat("unknown search algorithm '", spec.search(),
+  if (std::find(names.begin(), names.end(), search_name) == names.end())
+    return absl::InvalidArgumentError(absl::StrCat("unknown search algorithm '", search_name,
                                                    "' (known: ", absl::StrJoin(names, ", "), ")"));
   if (spec.allocation() != "" && spec.allocation() != "gain" && spec.allocation() != "equal")
     return absl::InvalidArgumentError(absl::StrCat("unknown allocation '", spec.allocation(),
@@ -178,6 +186,17 @@ absl::StatusOr<std::unique_ptr<Coordinator::JobRun>> Coordinator::PlanJob(
           run->best_total_s = total;
       }
     }
+    if (confirming) {
+      auto points = CandidatesToConfirm(*run, spec.confirm_top(), measured);
+      if (!points.ok()) return points.status();
+      if (points->empty() && !resuming)
+        return absl::InvalidArgumentError(absl::StrCat(
+            "nothing to confirm for ", problem->Key(), ": no OK result of template ", tpl->name,
+            " is stored for it (tune it first)"));
+      run->confirming = true;
+      run->to_confirm.assign(points->begin(), points->end());
+      run->budget = static_cast<uint32_t>(points->size());
+    }
     run->limits.emplace(search::BudgetLimits{.time_s = spec.time_budget_s(),
                                              .patience = spec.patience()},
                         created_unix);
@@ -198,13 +217,13 @@ absl::StatusOr<std::unique_ptr<Coordinator::JobRun>> Coordinator::PlanJob(
       if (auto point = run->candidates.PointOf(start); point.ok())
         search_options.seeds_first.push_back(*point);
     }
-    if (spec.warm_start()) {
+    if (spec.warm_start() && !confirming) {
       const std::vector<std::string> nearest = NearestStoredProblems(*run);
       std::vector<search::Point> warm = WarmStartSeeds(*run, nearest);
       run->warm_start_seeds = static_cast<uint32_t>(warm.size());
       search_options.seeds_first.insert(search_options.seeds_first.end(), warm.begin(), warm.end());
       // `model` also learns from those problems' results before its first trial.
-      if (spec.search() == "model") {
+      if (search_name == "model") {
         search_options.prior = WarmStartPrior(*run, nearest);
         run->warm_start_prior = static_cast<uint32_t>(search_options.prior.size());
       }
@@ -216,13 +235,13 @@ absl::StatusOr<std::unique_ptr<Coordinator::JobRun>> Coordinator::PlanJob(
       return values ? strategies::CandidateFeatures(*problem_ptr, *values) : std::vector<double>{};
     };
     auto algorithm =
-        search::MakeSearch(spec.search(), run->candidates.search_space(), search_options);
+        search::MakeSearch(search_name, run->candidates.search_space(), search_options);
     if (!algorithm.ok()) return algorithm.status();
     run->search = std::move(*algorithm);
     run->instantiator.emplace(*std::move(instantiator));
     job->problems.push_back(std::move(run));
   }
-  if (job->problems.size() > 1 && spec.allocation() != "equal") {
+  if (job->problems.size() > 1 && spec.allocation() != "equal" && !confirming) {
     // One pool of trials x problems; each problem may take all of what is left.
     uint32_t left = 0;
     for (const auto& run : job->problems) left += run->budget;
@@ -272,6 +291,29 @@ std::vector<search::Point> Coordinator::WarmStartSeeds(const ProblemRun& run,
     }
   }
   return seeds;
+}
+
+absl::StatusOr<std::vector<search::Point>> Coordinator::CandidatesToConfirm(
+    const ProblemRun& run, uint32_t top, const std::set<std::string>& measured) const {
+  auto ranked = store_->ListRankedCandidates(run.problem.Key(), 0);
+  if (!ranked.ok()) return ranked.status();
+  // A resumed job measures the best of those it has not measured yet: its own
+  // measurements have moved the ranking, and the job still measures `top` in all.
+  const size_t wanted = top > measured.size() ? top - measured.size() : 0;
+  std::vector<search::Point> points;
+  std::set<std::string> taken;
+  for (const auto& trial : *ranked) {
+    if (points.size() == wanted) break;
+    const mtune::v1::Candidate& candidate = trial.candidate();
+    // One row per (candidate, target): a candidate measured on two targets counts once.
+    if (candidate.template_name() != run.template_name || measured.contains(candidate.hash()) ||
+        !taken.insert(candidate.hash()).second)
+      continue;
+    // A candidate the template no longer has (its knobs changed since) is passed over.
+    auto point = run.candidates.PointOf(strategies::ValuesOf(candidate));
+    if (point.ok()) points.push_back(*std::move(point));
+  }
+  return points;
 }
 
 std::vector<search::PriorResult> Coordinator::WarmStartPrior(const ProblemRun& run,
@@ -335,7 +377,8 @@ absl::StatusOr<mtune::v1::Job> Coordinator::SubmitJob(const mtune::v1::JobSpec& 
     uint64_t size = search::SpaceSize(run->candidates.search_space());
     // Planned per problem is the nominal share, also when the job shares its trials.
     problems.emplace_back(run->problem.Key(),
-                          static_cast<uint32_t>(std::min<uint64_t>(spec.trials(), size)));
+                          run->confirming ? run->budget
+                                          : static_cast<uint32_t>(std::min<uint64_t>(spec.trials(), size)));
     canonical.add_problems(run->problem.Key());
   }
   auto id = store_->CreateJob(canonical, problems);
@@ -489,7 +532,13 @@ void Coordinator::RefillLocked(JobRun& job) {
 }
 
 bool Coordinator::ProposeOneLocked(JobRun& job, ProblemRun& run) {
-  std::vector<search::Point> points = run.search->Propose(1);
+  std::vector<search::Point> points;
+  if (!run.confirming) {
+    points = run.search->Propose(1);
+  } else if (!run.to_confirm.empty()) {
+    points.push_back(std::move(run.to_confirm.front()));
+    run.to_confirm.pop_front();
+  }
   if (points.empty()) {
     run.exhausted = true;
     return false;

@@ -167,6 +167,10 @@ class Coordinator {
     // Stored results of the nearest problems given to `model` as its prior.
     uint32_t warm_start_prior = 0;
     std::vector<double> scores;  // each stored result's GFLOP/s (0: failed), in order
+    // A confirmation job's problem proposes these stored candidates, in rank order,
+    // instead of asking its search (JobSpec.confirm_top).
+    bool confirming = false;
+    std::deque<search::Point> to_confirm;
     double best_total_s = 0;     // shortest OK task wall time so far (0: none yet)
   };
   struct JobRun {
@@ -227,6 +231,11 @@ class Coordinator {
   std::vector<search::Point> WarmStartSeeds(const ProblemRun& run, const std::vector<std::string>& nearest) const;
   // The `nearest` problems' stored results of `run`'s template, for `model` to learn
   // from (features against their own problems, scores relative to their best).
+  // The points of `run`'s space of the best stored candidates of its problem and
+  // template (ranked by median, any target) not in `measured` (the hashes a resumed
+  // confirmation job has measured already), `top` less those measured.
+  absl::StatusOr<std::vector<search::Point>> CandidatesToConfirm(const ProblemRun& run, uint32_t top,
+                                                                 const std::set<std::string>& measured) const;
   std::vector<search::PriorResult> WarmStartPrior(const ProblemRun& run,
                                                   const std::vector<std::string>& nearest) const;
   // Ends the job if every problem is done (caller holds mu_).

@@ -78,5 +78,134 @@ TEST(Coordinator, CandidateWhoseInstantiationFailsIsAStoredFailedResult) {
   EXPECT_FALSE((*store)->GetBest("matmul:m=64,n=64,k=64:f32", "").ok());
 }
 
+// A worker the test itself plays: registered, never started.
+std::string RegisterTestWorker(Coordinator& coordinator) {
+  mtune::v1::RegisterRequest request;
+  request.set_name("test-worker");
+  request.mutable_target()->set_id("cpu:test");
+  request.mutable_target()->set_kind("cpu");
+  request.mutable_calibration()->set_peak_gflops_f32(100);
+  auto registered = coordinator.Register(request);
+  EXPECT_TRUE(registered.ok()) << registered.status();
+  return registered.ok() ? registered->worker_id() : "";
+}
+
+// Leases the next task and reports it OK at `gflops`; returns its candidate's hash.
+std::string MeasureNext(Coordinator& coordinator, const std::string& worker, double gflops) {
+  auto task = coordinator.NextTask(worker, 2);
+  EXPECT_TRUE(task.ok() && *task != nullptr);
+  if (!task.ok() || *task == nullptr) return "";
+  mtune::v1::Result result;
+  result.set_status(mtune::v1::RESULT_STATUS_OK);
+  result.set_gflops(gflops);
+  result.set_total_s(0.5);
+  EXPECT_TRUE(coordinator.ReportResult(worker, (*task)->task_id(), result).ok());
+  return (*task)->candidate().hash();
+}
+
+TEST(Coordinator, AConfirmationJobMeasuresTheBestStoredCandidatesOnceMore) {
+  ScratchDir scratch;
+  auto store = db::Store::Open(scratch.Path("mtune.sqlite"));
+  ASSERT_TRUE(store.ok()) << store.status();
+  Coordinator coordinator(store->get(), CoordinatorOptions());
+  const std::string worker = RegisterTestWorker(coordinator);
+  const std::string key = "matmul:m=64,n=64,k=64:f32";
+
+  mtune::v1::JobSpec search;
+  search.add_problems(key);
+  search.set_trials(5);
+  search.set_search("random");
+  search.set_seed(1);
+  auto searched = coordinator.SubmitJob(search);
+  ASSERT_TRUE(searched.ok()) << searched.status();
+  // Measured at 10, 20, ..., 50 GFLOP/s in proposal order: the last is best.
+  std::vector<std::string> hashes;
+  for (int i = 1; i <= 5; ++i) hashes.push_back(MeasureNext(coordinator, worker, 10.0 * i));
+  ASSERT_EQ(coordinator.GetJob(searched->id())->state(), mtune::v1::JOB_STATE_SUCCEEDED);
+
+  mtune::v1::JobSpec confirm;
+  confirm.add_problems(key);
+  confirm.set_confirm_top(2);
+  auto confirming = coordinator.SubmitJob(confirm);
+  ASSERT_TRUE(confirming.ok()) << confirming.status();
+  EXPECT_EQ(confirming->trials_total(), 2u);
+  // The two best, best first. The best's 50 was a lucky burst: it measures 1 now.
+  EXPECT_EQ(MeasureNext(coordinator, worker, 1.0), hashes[4]);
+  EXPECT_EQ(MeasureNext(coordinator, worker, 39.0), hashes[3]);
+  auto ended = coordinator.GetJob(confirming->id());
+  ASSERT_TRUE(ended.ok()) << ended.status();
+  EXPECT_EQ(ended->state(), mtune::v1::JOB_STATE_SUCCEEDED);
+  EXPECT_EQ(ended->trials_done(), 2u);
+
+  // Ranked by the lower of its two measurements, the old best falls behind the
+  // runner-up (median of 40 and 39: the lower, 39).
+  auto best = (*store)->GetBest(key, "");
+  ASSERT_TRUE(best.ok()) << best.status();
+  EXPECT_EQ(best->candidate().hash(), hashes[3]);
+  EXPECT_EQ(best->measurements(), 2u);
+  EXPECT_DOUBLE_EQ(best->result().gflops(), 39.0);
+}
+
+TEST(Coordinator, AConfirmationJobResumedAfterARestartMeasuresTheRestOfItsCandidates) {
+  ScratchDir scratch;
+  auto store = db::Store::Open(scratch.Path("mtune.sqlite"));
+  ASSERT_TRUE(store.ok()) << store.status();
+  const std::string key = "matmul:m=64,n=64,k=64:f32";
+  std::vector<std::string> hashes;
+  int64_t confirm_id = 0;
+  {
+    Coordinator coordinator(store->get(), CoordinatorOptions());
+    const std::string worker = RegisterTestWorker(coordinator);
+    mtune::v1::JobSpec search;
+    search.add_problems(key);
+    search.set_trials(4);
+    search.set_search("random");
+    search.set_seed(3);
+    ASSERT_TRUE(coordinator.SubmitJob(search).ok());
+    for (int i = 1; i <= 4; ++i) hashes.push_back(MeasureNext(coordinator, worker, 10.0 * i));
+    mtune::v1::JobSpec confirm;
+    confirm.add_problems(key);
+    confirm.set_confirm_top(2);
+    auto confirming = coordinator.SubmitJob(confirm);
+    ASSERT_TRUE(confirming.ok()) << confirming.status();
+    confirm_id = confirming->id();
+    // The best measures far slower now, and the coordinator stops.
+    EXPECT_EQ(MeasureNext(coordinator, worker, 1.0), hashes[3]);
+  }
+  Coordinator restarted(store->get(), CoordinatorOptions());
+  ASSERT_TRUE(restarted.ResumeRunningJobs().ok());
+  const std::string worker = RegisterTestWorker(restarted);
+  // Still a confirmation job of 2: the one measurement left goes to the best of the
+  // others (the old best now ranks last, and was measured already).
+  EXPECT_EQ(MeasureNext(restarted, worker, 30.0), hashes[2]);
+  auto ended = restarted.GetJob(confirm_id);
+  ASSERT_TRUE(ended.ok()) << ended.status();
+  EXPECT_EQ(ended->state(), mtune::v1::JOB_STATE_SUCCEEDED) << ended->message();
+  EXPECT_EQ(ended->trials_done(), 2u);
+  EXPECT_EQ(ended->spec().confirm_top(), 2u);
+}
+
+TEST(Coordinator, AConfirmationJobIsRefusedWithATrialBudgetOrNothingStored) {
+  ScratchDir scratch;
+  auto store = db::Store::Open(scratch.Path("mtune.sqlite"));
+  ASSERT_TRUE(store.ok()) << store.status();
+  Coordinator coordinator(store->get(), CoordinatorOptions());
+  mtune::v1::JobSpec confirm;
+  confirm.add_problems("matmul:m=64,n=64,k=64:f32");
+  confirm.set_confirm_top(3);
+  confirm.set_trials(8);
+  auto with_trials = coordinator.SubmitJob(confirm);
+  ASSERT_FALSE(with_trials.ok());
+  EXPECT_THAT(with_trials.status().message(), HasSubstr("takes no trial budget"));
+
+  confirm.set_trials(0);
+  auto nothing_stored = coordinator.SubmitJob(confirm);
+  ASSERT_FALSE(nothing_stored.ok());
+  EXPECT_THAT(nothing_stored.status().message(),
+              HasSubstr("nothing to confirm for matmul:m=64,n=64,k=64:f32"));
+  // Refused before anything was stored.
+  EXPECT_TRUE((*store)->ListJobIds(mtune::v1::JOB_STATE_RUNNING)->empty());
+}
+
 }  // namespace
 }  // namespace mtune::server

@@ -183,6 +183,8 @@ json JobSummaryJson(const mtune::v1::Job& job, double now_unix_s) {
                                            job.spec().problems().end())},
           {"template", job.spec().template_name()},
           {"search", job.spec().search()},
+          // > 0: a confirmation job (no search; its best stored candidates measured again).
+          {"confirm_top", job.spec().confirm_top()},
           {"trials", job.spec().trials()},
           {"seed", job.spec().seed()},
           {"trials_done", job.trials_done()},

@@ -349,6 +349,19 @@ TEST_F(Cluster, SearchBudgetsReplayAndExplainThroughTheCli) {
   EXPECT_EQ(patient.progress(0).warm_start_prior(), 0u) << "only model learns from a prior";
   EXPECT_LT(patient.trials_done(), 400u);
 
+  // Confirmation: the two best stored candidates measured once more, then the best
+  // as the store ranks it now (a median of several measurements).
+  ASSERT_EQ(RunCommand(cli + "confirm" + at + " --problem " + kSmallProblem + " --top 2", &out), 0)
+      << out;
+  EXPECT_NE(out.find("confirming, 2 stored candidates measured again"), std::string::npos) << out;
+  mtune::v1::Job confirmed = GetJob(SubmittedJobId(out));
+  EXPECT_EQ(confirmed.spec().confirm_top(), 2u);
+  EXPECT_EQ(confirmed.trials_done(), 2u);
+  EXPECT_NE(out.find("best strategy for " + std::string(kSmallProblem)), std::string::npos) << out;
+  EXPECT_NE(out.find("times; the figures above are their median"), std::string::npos) << out;
+  EXPECT_NE(RunCommand(cli + "confirm" + at + " --problem matmul:m=3,n=5,k=7:f32", &out), 0);
+  EXPECT_NE(out.find("nothing to confirm for matmul:m=3,n=5,k=7:f32"), std::string::npos) << out;
+
   // Bad flags are clear errors.
   EXPECT_NE(RunCommand(cli + "submit" + at + " --problem " + kSmallProblem + " --search magic", &out), 0);
   EXPECT_NE(out.find("annealing"), std::string::npos) << out;
