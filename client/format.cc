@@ -83,7 +83,9 @@ std::string FormatBest(const mtune::v1::BestStrategy& best) {
 }
 
 std::string FormatJobLine(const mtune::v1::Job& job) {
-  std::string line = absl::StrFormat("job %d %s: %u/%u trials, %u failed", job.id(),
+  // A confirmation job's best is the best of its re-measurements, not a search's.
+  std::string line = absl::StrFormat("job %d%s %s: %u/%u trials, %u failed", job.id(),
+                                     job.spec().confirm_top() > 0 ? " (confirmation)" : "",
                                      StateName(job.state()), job.trials_done(), job.trials_total(),
                                      job.trials_failed());
   for (const auto& b : job.best())

@@ -36,6 +36,17 @@ TEST(FormatProgress, AlignsColumnsPastTheLongestProblemKey) {
   }
 }
 
+TEST(FormatJobLine, SaysWhenTheJobIsAConfirmation) {
+  mtune::v1::Job job;
+  job.set_id(7);
+  job.set_state(mtune::v1::JOB_STATE_RUNNING);
+  job.set_trials_done(1);
+  job.set_trials_total(3);
+  EXPECT_EQ(FormatJobLine(job), "job 7 running: 1/3 trials, 0 failed");
+  job.mutable_spec()->set_confirm_top(3);
+  EXPECT_EQ(FormatJobLine(job), "job 7 (confirmation) running: 1/3 trials, 0 failed");
+}
+
 TEST(FormatResults, AlignsColumnsPastTheLongestProblemKey) {
   mtune::v1::ListResultsResponse results;
   for (const char* key : {"copy_2d:m=8,n=8:f32",

@@ -85,8 +85,9 @@ int ConfirmAndPrintBest(mtune::v1::Tuner::Stub& stub, const std::vector<std::str
     grpc::ClientContext context;
     if (auto s = FromGrpc(stub.SubmitJob(&context, request, &response)); !s.ok()) return Fail(s);
   }
-  printf("job %lld submitted: confirming, %u stored candidates measured again\n",
-         static_cast<long long>(response.job().id()), response.job().trials_total());
+  printf("job %lld submitted: measuring the best %u stored candidates of each problem again, "
+         "until the best %u have all been measured again (%u measurements at most)\n",
+         static_cast<long long>(response.job().id()), top, top, response.job().trials_total());
   fflush(stdout);
   auto job = Watch(stub, response.job().id());
   if (!job.ok()) return Fail(job.status());
@@ -181,14 +182,16 @@ int main(int argc, char** argv) {
                    "do not seed the search with the best candidates of the nearest stored problems");
   submit->add_flag("--wait", wait, "show progress until the job ends, then the best strategy");
   submit->add_option("--confirm", confirm,
-                     "when the job ends, measure each problem's N best stored candidates once more "
-                     "(a second job, as `mtune confirm`), so that one lucky timing cannot stay best; "
-                     "implies --wait (0: no confirmation)")
+                     "when the job ends, measure each problem's N best stored candidates once more, "
+                     "and those that then rise among the best N (a second job, as `mtune confirm`), "
+                     "so that one lucky timing cannot stay best; implies --wait (0: none)")
       ->capture_default_str();
 
   // confirm
   auto* confirm_cmd = app.add_subcommand(
-      "confirm", "measure the best stored candidates of problems once more (ranked by their median)");
+      "confirm",
+      "measure the best stored candidates of problems once more (ranked by their median), and "
+      "those that rise among the best as they do, until the best --top have all been measured again");
   add_coordinator(confirm_cmd);
   uint32_t confirm_top = 3;
   confirm_cmd->add_option("--problem", problems, "problem key(s) with stored results")->required();

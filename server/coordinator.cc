@@ -29,6 +29,8 @@ double UnixNow() { return absl::ToDoubleSeconds(absl::Now() - absl::UnixEpoch())
 constexpr uint32_t kGainWarmupTrials = 4;
 // Stored candidates taken from each of the nearest problems when warm starting.
 constexpr uint32_t kWarmStartPerProblem = 4;
+// A confirmation job measures at most this many candidates per place it confirms.
+constexpr uint32_t kConfirmationsPerPlace = 3;
 constexpr size_t kWarmStartProblems = 2;
 // Stored results per nearest problem the model may learn from (the best first).
 constexpr uint32_t kWarmStartPriorPerProblem = 1024;
@@ -187,15 +189,17 @@ absl::StatusOr<std::unique_ptr<Coordinator::JobRun>> Coordinator::PlanJob(
       }
     }
     if (confirming) {
-      auto points = CandidatesToConfirm(*run, spec.confirm_top(), measured);
-      if (!points.ok()) return points.status();
-      if (points->empty() && !resuming)
+      run->confirm_top = spec.confirm_top();
+      run->confirmed = measured;
+      // Each measurement may lift a candidate measured once before into the best
+      // confirm_top, so the job may measure more than confirm_top; at most this.
+      const uint32_t cap = kConfirmationsPerPlace * spec.confirm_top();
+      run->budget = cap > measured.size() ? cap - static_cast<uint32_t>(measured.size()) : 0;
+      if (auto queued = QueueCandidatesToConfirm(*run); !queued.ok()) return queued.status();
+      if (run->to_confirm.empty() && !resuming)
         return absl::InvalidArgumentError(absl::StrCat(
             "nothing to confirm for ", problem->Key(), ": no OK result of template ", tpl->name,
             " is stored for it (tune it first)"));
-      run->confirming = true;
-      run->to_confirm.assign(points->begin(), points->end());
-      run->budget = static_cast<uint32_t>(points->size());
     }
     run->limits.emplace(search::BudgetLimits{.time_s = spec.time_budget_s(),
                                              .patience = spec.patience()},
@@ -293,27 +297,30 @@ std::vector<search::Point> Coordinator::WarmStartSeeds(const ProblemRun& run,
   return seeds;
 }
 
-absl::StatusOr<std::vector<search::Point>> Coordinator::CandidatesToConfirm(
-    const ProblemRun& run, uint32_t top, const std::set<std::string>& measured) const {
+absl::StatusOr<bool> Coordinator::QueueCandidatesToConfirm(ProblemRun& run) const {
   auto ranked = store_->ListRankedCandidates(run.problem.Key(), 0);
   if (!ranked.ok()) return ranked.status();
-  // A resumed job measures the best of those it has not measured yet: its own
-  // measurements have moved the ranking, and the job still measures `top` in all.
-  const size_t wanted = top > measured.size() ? top - measured.size() : 0;
-  std::vector<search::Point> points;
-  std::set<std::string> taken;
+  std::set<std::string> among_best;
+  std::vector<std::pair<std::string, search::Point>> unmeasured;
   for (const auto& trial : *ranked) {
-    if (points.size() == wanted) break;
+    if (among_best.size() == run.confirm_top) break;
     const mtune::v1::Candidate& candidate = trial.candidate();
     // One row per (candidate, target): a candidate measured on two targets counts once.
-    if (candidate.template_name() != run.template_name || measured.contains(candidate.hash()) ||
-        !taken.insert(candidate.hash()).second)
-      continue;
+    if (candidate.template_name() != run.template_name || among_best.contains(candidate.hash())) continue;
     // A candidate the template no longer has (its knobs changed since) is passed over.
     auto point = run.candidates.PointOf(strategies::ValuesOf(candidate));
-    if (point.ok()) points.push_back(*std::move(point));
+    if (!point.ok()) continue;
+    among_best.insert(candidate.hash());
+    if (!run.confirmed.contains(candidate.hash())) unmeasured.emplace_back(candidate.hash(), *std::move(point));
   }
-  return points;
+  for (auto& [hash, point] : unmeasured) {
+    if (run.proposed + run.to_confirm.size() >= run.budget) break;
+    // Marked by its stored hash: should the template now give its knobs another
+    // hash, the candidate is still measured once, not proposed again and again.
+    run.confirmed.insert(hash);
+    run.to_confirm.push_back(std::move(point));
+  }
+  return unmeasured.empty();
 }
 
 std::vector<search::PriorResult> Coordinator::WarmStartPrior(const ProblemRun& run,
@@ -377,7 +384,7 @@ absl::StatusOr<mtune::v1::Job> Coordinator::SubmitJob(const mtune::v1::JobSpec& 
     uint64_t size = search::SpaceSize(run->candidates.search_space());
     // Planned per problem is the nominal share, also when the job shares its trials.
     problems.emplace_back(run->problem.Key(),
-                          run->confirming ? run->budget
+                          run->confirm_top > 0 ? run->budget
                                           : static_cast<uint32_t>(std::min<uint64_t>(spec.trials(), size)));
     canonical.add_problems(run->problem.Key());
   }
@@ -503,7 +510,8 @@ void Coordinator::RefillLocked(JobRun& job) {
   const uint32_t window = static_cast<uint32_t>(std::max<size_t>(2, wanted));
   if (job.shared_budget == 0) {
     for (auto& run : job.problems) {
-      while (!run->exhausted && run->proposed < run->budget &&
+      // A confirmation asks on past its budget, to say why it stops.
+      while (!run->exhausted && (run->proposed < run->budget || run->confirm_top > 0) &&
              run->proposed - run->finished < window) {
         if (!ProposeOneLocked(job, *run)) break;
       }
@@ -533,9 +541,27 @@ void Coordinator::RefillLocked(JobRun& job) {
 
 bool Coordinator::ProposeOneLocked(JobRun& job, ProblemRun& run) {
   std::vector<search::Point> points;
-  if (!run.confirming) {
+  if (run.confirm_top == 0) {
     points = run.search->Propose(1);
-  } else if (!run.to_confirm.empty()) {
+  } else {
+    if (run.to_confirm.empty()) {
+      // Re-ranked only once every proposal is measured: until then the ranking is
+      // about to move.
+      if (run.proposed != run.finished) return false;
+      absl::StatusOr<bool> all_measured = QueueCandidatesToConfirm(run);
+      if (!all_measured.ok()) {
+        StopProblemLocked(run, job.id,
+                          absl::StrCat("cannot rank its stored candidates: ", all_measured.status().message()));
+        return false;
+      }
+      if (run.to_confirm.empty()) {
+        StopProblemLocked(run, job.id,
+                          *all_measured ? absl::StrCat("its best ", run.confirm_top, " measured again")
+                                        : absl::StrCat("confirmation budget of ",
+                                                       kConfirmationsPerPlace * run.confirm_top, " spent"));
+        return false;
+      }
+    }
     points.push_back(std::move(run.to_confirm.front()));
     run.to_confirm.pop_front();
   }

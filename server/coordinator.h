@@ -167,10 +167,15 @@ class Coordinator {
     // Stored results of the nearest problems given to `model` as its prior.
     uint32_t warm_start_prior = 0;
     std::vector<double> scores;  // each stored result's GFLOP/s (0: failed), in order
-    // A confirmation job's problem proposes these stored candidates, in rank order,
-    // instead of asking its search (JobSpec.confirm_top).
-    bool confirming = false;
+    // A confirmation job's problem (JobSpec.confirm_top) proposes stored candidates
+    // instead of asking its search: those ranked among the best confirm_top that the
+    // job has not measured, in rank order, re-ranked whenever its proposals are all
+    // measured (a measurement moves a candidate in the ranking), until every one of
+    // the best confirm_top has been measured by the job or `budget` is spent.
+    uint32_t confirm_top = 0;
     std::deque<search::Point> to_confirm;
+    // Stored hashes of the candidates the job has proposed or measured.
+    std::set<std::string> confirmed;
     double best_total_s = 0;     // shortest OK task wall time so far (0: none yet)
   };
   struct JobRun {
@@ -231,11 +236,11 @@ class Coordinator {
   std::vector<search::Point> WarmStartSeeds(const ProblemRun& run, const std::vector<std::string>& nearest) const;
   // The `nearest` problems' stored results of `run`'s template, for `model` to learn
   // from (features against their own problems, scores relative to their best).
-  // The points of `run`'s space of the best stored candidates of its problem and
-  // template (ranked by median, any target) not in `measured` (the hashes a resumed
-  // confirmation job has measured already), `top` less those measured.
-  absl::StatusOr<std::vector<search::Point>> CandidatesToConfirm(const ProblemRun& run, uint32_t top,
-                                                                 const std::set<std::string>& measured) const;
+  // Queues the candidates of `run`'s confirmation (see ProblemRun::confirm_top)
+  // still to measure now, at most what its budget has left: the best confirm_top
+  // stored candidates of its problem and template (ranked by median, any target)
+  // that are not in run.confirmed. True when there are none (all measured).
+  absl::StatusOr<bool> QueueCandidatesToConfirm(ProblemRun& run) const;
   std::vector<search::PriorResult> WarmStartPrior(const ProblemRun& run,
                                                   const std::vector<std::string>& nearest) const;
   // Ends the job if every problem is done (caller holds mu_).

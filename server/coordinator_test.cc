@@ -103,7 +103,7 @@ std::string MeasureNext(Coordinator& coordinator, const std::string& worker, dou
   return (*task)->candidate().hash();
 }
 
-TEST(Coordinator, AConfirmationJobMeasuresTheBestStoredCandidatesOnceMore) {
+TEST(Coordinator, AConfirmationJobMeasuresItsBestStoredCandidatesUntilTheRankingHolds) {
   ScratchDir scratch;
   auto store = db::Store::Open(scratch.Path("mtune.sqlite"));
   ASSERT_TRUE(store.ok()) << store.status();
@@ -128,17 +128,20 @@ TEST(Coordinator, AConfirmationJobMeasuresTheBestStoredCandidatesOnceMore) {
   confirm.set_confirm_top(2);
   auto confirming = coordinator.SubmitJob(confirm);
   ASSERT_TRUE(confirming.ok()) << confirming.status();
-  EXPECT_EQ(confirming->trials_total(), 2u);
-  // The two best, best first. The best's 50 was a lucky burst: it measures 1 now.
+  EXPECT_EQ(confirming->trials_total(), 6u) << "at most 3 measurements per place";
+  // The two best, best first. The best's 50 was a lucky burst: it measures 1 now,
+  // and counts with the lower of its two, behind the one measured at 30 once...
   EXPECT_EQ(MeasureNext(coordinator, worker, 1.0), hashes[4]);
   EXPECT_EQ(MeasureNext(coordinator, worker, 39.0), hashes[3]);
+  // ...which is among the best two now, so it is measured again too.
+  EXPECT_EQ(MeasureNext(coordinator, worker, 29.0), hashes[2]);
   auto ended = coordinator.GetJob(confirming->id());
   ASSERT_TRUE(ended.ok()) << ended.status();
   EXPECT_EQ(ended->state(), mtune::v1::JOB_STATE_SUCCEEDED);
-  EXPECT_EQ(ended->trials_done(), 2u);
+  EXPECT_EQ(ended->trials_done(), 3u);
+  EXPECT_THAT(ended->message(), HasSubstr("its best 2 measured again after 3 trials"));
 
-  // Ranked by the lower of its two measurements, the old best falls behind the
-  // runner-up (median of 40 and 39: the lower, 39).
+  // Ranked by the lower of two measurements: the runner-up (40 and 39) is best now.
   auto best = (*store)->GetBest(key, "");
   ASSERT_TRUE(best.ok()) << best.status();
   EXPECT_EQ(best->candidate().hash(), hashes[3]);
@@ -146,7 +149,7 @@ TEST(Coordinator, AConfirmationJobMeasuresTheBestStoredCandidatesOnceMore) {
   EXPECT_DOUBLE_EQ(best->result().gflops(), 39.0);
 }
 
-TEST(Coordinator, AConfirmationJobResumedAfterARestartMeasuresTheRestOfItsCandidates) {
+TEST(Coordinator, AConfirmationJobResumedAfterARestartGoesOnFromTheStoredRanking) {
   ScratchDir scratch;
   auto store = db::Store::Open(scratch.Path("mtune.sqlite"));
   ASSERT_TRUE(store.ok()) << store.status();
@@ -175,14 +178,44 @@ TEST(Coordinator, AConfirmationJobResumedAfterARestartMeasuresTheRestOfItsCandid
   Coordinator restarted(store->get(), CoordinatorOptions());
   ASSERT_TRUE(restarted.ResumeRunningJobs().ok());
   const std::string worker = RegisterTestWorker(restarted);
-  // Still a confirmation job of 2: the one measurement left goes to the best of the
-  // others (the old best now ranks last, and was measured already).
-  EXPECT_EQ(MeasureNext(restarted, worker, 30.0), hashes[2]);
+  // Still a confirmation job (its spec is stored): the best two now are the ones
+  // measured at 30 and 20, each measured once before; the old best, measured by
+  // this job already, is not proposed again.
+  EXPECT_EQ(MeasureNext(restarted, worker, 28.0), hashes[2]);
+  EXPECT_EQ(MeasureNext(restarted, worker, 19.0), hashes[1]);
   auto ended = restarted.GetJob(confirm_id);
   ASSERT_TRUE(ended.ok()) << ended.status();
   EXPECT_EQ(ended->state(), mtune::v1::JOB_STATE_SUCCEEDED) << ended->message();
-  EXPECT_EQ(ended->trials_done(), 2u);
+  EXPECT_EQ(ended->trials_done(), 3u);
   EXPECT_EQ(ended->spec().confirm_top(), 2u);
+}
+
+TEST(Coordinator, AConfirmationJobStopsAtThreeMeasurementsPerPlace) {
+  ScratchDir scratch;
+  auto store = db::Store::Open(scratch.Path("mtune.sqlite"));
+  ASSERT_TRUE(store.ok()) << store.status();
+  Coordinator coordinator(store->get(), CoordinatorOptions());
+  const std::string worker = RegisterTestWorker(coordinator);
+  const std::string key = "matmul:m=64,n=64,k=64:f32";
+  mtune::v1::JobSpec search;
+  search.add_problems(key);
+  search.set_trials(6);
+  search.set_search("random");
+  search.set_seed(5);
+  ASSERT_TRUE(coordinator.SubmitJob(search).ok());
+  for (int i = 1; i <= 6; ++i) MeasureNext(coordinator, worker, 10.0 * i);
+  mtune::v1::JobSpec confirm;
+  confirm.add_problems(key);
+  confirm.set_confirm_top(1);
+  auto confirming = coordinator.SubmitJob(confirm);
+  ASSERT_TRUE(confirming.ok()) << confirming.status();
+  // Every best so far collapses when measured again: the job gives up after 3.
+  for (int i = 0; i < 3; ++i) MeasureNext(coordinator, worker, 1.0);
+  auto ended = coordinator.GetJob(confirming->id());
+  ASSERT_TRUE(ended.ok()) << ended.status();
+  EXPECT_EQ(ended->state(), mtune::v1::JOB_STATE_SUCCEEDED);
+  EXPECT_EQ(ended->trials_done(), 3u);
+  EXPECT_THAT(ended->message(), HasSubstr("confirmation budget of 3 spent after 3 trials"));
 }
 
 TEST(Coordinator, AConfirmationJobIsRefusedWithATrialBudgetOrNothingStored) {

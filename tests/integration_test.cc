@@ -353,10 +353,13 @@ TEST_F(Cluster, SearchBudgetsReplayAndExplainThroughTheCli) {
   // as the store ranks it now (a median of several measurements).
   ASSERT_EQ(RunCommand(cli + "confirm" + at + " --problem " + kSmallProblem + " --top 2", &out), 0)
       << out;
-  EXPECT_NE(out.find("confirming, 2 stored candidates measured again"), std::string::npos) << out;
+  EXPECT_NE(out.find("measuring the best 2 stored candidates of each problem again"), std::string::npos)
+      << out;
   mtune::v1::Job confirmed = GetJob(SubmittedJobId(out));
   EXPECT_EQ(confirmed.spec().confirm_top(), 2u);
-  EXPECT_EQ(confirmed.trials_done(), 2u);
+  EXPECT_EQ(confirmed.state(), mtune::v1::JOB_STATE_SUCCEEDED);
+  EXPECT_GE(confirmed.trials_done(), 2u);
+  EXPECT_LE(confirmed.trials_done(), 6u);
   EXPECT_NE(out.find("best strategy for " + std::string(kSmallProblem)), std::string::npos) << out;
   EXPECT_NE(out.find("times; the figures above are their median"), std::string::npos) << out;
   EXPECT_NE(RunCommand(cli + "confirm" + at + " --problem matmul:m=3,n=5,k=7:f32", &out), 0);
