@@ -85,8 +85,8 @@ int ConfirmAndPrintBest(mtune::v1::Tuner::Stub& stub, const std::vector<std::str
     grpc::ClientContext context;
     if (auto s = FromGrpc(stub.SubmitJob(&context, request, &response)); !s.ok()) return Fail(s);
   }
-  printf("job %lld submitted: measuring the best %u stored candidates of each problem again, "
-         "until the best %u have all been measured again (%u measurements at most)\n",
+  printf("job %lld submitted: confirmation of the best %u stored candidates of each problem (they, "
+         "and any that rise among the best %u, are measured again; %u measurements at most)\n",
          static_cast<long long>(response.job().id()), top, top, response.job().trials_total());
   fflush(stdout);
   auto job = Watch(stub, response.job().id());

@@ -353,7 +353,7 @@ TEST_F(Cluster, SearchBudgetsReplayAndExplainThroughTheCli) {
   // as the store ranks it now (a median of several measurements).
   ASSERT_EQ(RunCommand(cli + "confirm" + at + " --problem " + kSmallProblem + " --top 2", &out), 0)
       << out;
-  EXPECT_NE(out.find("measuring the best 2 stored candidates of each problem again"), std::string::npos)
+  EXPECT_NE(out.find("confirmation of the best 2 stored candidates of each problem"), std::string::npos)
       << out;
   mtune::v1::Job confirmed = GetJob(SubmittedJobId(out));
   EXPECT_EQ(confirmed.spec().confirm_top(), 2u);
