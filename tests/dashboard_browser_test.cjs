@@ -263,6 +263,15 @@ async function main() {
     for (const level of w.calibration.bandwidth) {
       checkNumber(await page.textContent(`${workerRow} [data-field=gbps_${level.level}]`), level.gbps, 1, `worker ${level.level} GB/s`);
     }
+
+    // A confirmation job is listed as one, not under an empty search name.
+    const confirmed = await run(args.cli, ['confirm', '--coordinator', address, '--problem', PROBLEM, '--top', '1']);
+    const confirmId = Number(/job (\d+) submitted/.exec(confirmed)?.[1]);
+    if (!confirmId) throw new Error(`cannot read the confirmation job's id from: ${confirmed}`);
+    const confirmCell = `#jobs tbody tr[data-job-id="${confirmId}"] [data-field=search]`;
+    await page.waitForSelector(confirmCell, { timeout: 20_000 });
+    check((await page.textContent(confirmCell)) === 'confirm best 1',
+      `the confirmation job's search cell reads "${await page.textContent(confirmCell)}"`);
     check(pageErrors.length === 0, `the page logged errors: ${pageErrors.join('; ')}`);
 
     const shot = path.join(args.artifacts, 'dashboard.png');

@@ -55,7 +55,8 @@ export function renderJobs(table, jobs, selectedId, onSelect) {
       cell(String(job.id), { field: 'id' }),
       state,
       cell(job.problems.join(', '), { field: 'problems', className: 'knobs' }),
-      cell(job.search, { field: 'search' }),
+      // A confirmation job does not search: it measures the best stored candidates again.
+      cell(job.confirm_top > 0 ? `confirm best ${job.confirm_top}` : job.search, { field: 'search' }),
       progressCell(job),
       cell(String(job.trials_failed), { num: true, field: 'trials_failed' }),
       cell(fixed(bestGflops(job), 2), { num: true, field: 'best_gflops' }),
