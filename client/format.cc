@@ -79,6 +79,11 @@ std::string FormatBest(const mtune::v1::BestStrategy& best) {
          (best.measurements() > 1
               ? absl::StrFormat("  measured  %u times; the figures above are their median\n",
                                 best.measurements())
+          : best.measurements() == 1
+              // One timing may be a fast minute of a shared host: say how to check it.
+              ? absl::StrFormat("  measured  once (`mtune confirm --problem %s` measures the best "
+                                "few again)\n",
+                                best.problem())
               : std::string());
 }
 

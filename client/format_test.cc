@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "absl/strings/str_split.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace mtune::client {
@@ -45,6 +46,18 @@ TEST(FormatJobLine, SaysWhenTheJobIsAConfirmation) {
   EXPECT_EQ(FormatJobLine(job), "job 7 running: 1/3 trials, 0 failed");
   job.mutable_spec()->set_confirm_top(3);
   EXPECT_EQ(FormatJobLine(job), "job 7 (confirmation) running: 1/3 trials, 0 failed");
+}
+
+TEST(FormatBest, SaysHowOftenTheCandidateWasMeasured) {
+  mtune::v1::BestStrategy best;
+  best.set_problem("matmul:m=64,n=64,k=64:f32");
+  best.set_measurements(1);
+  EXPECT_THAT(FormatBest(best),
+              ::testing::HasSubstr("measured  once (`mtune confirm --problem matmul:m=64,n=64,k=64:f32`"));
+  best.set_measurements(3);
+  EXPECT_THAT(FormatBest(best), ::testing::HasSubstr("measured  3 times; the figures above are their median"));
+  best.set_measurements(0);  // not counted (older coordinators)
+  EXPECT_THAT(FormatBest(best), ::testing::Not(::testing::HasSubstr("measured")));
 }
 
 TEST(FormatResults, AlignsColumnsPastTheLongestProblemKey) {

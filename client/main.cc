@@ -471,7 +471,11 @@ int main(int argc, char** argv) {
     auto job = Watch(**stub, response.job().id());
     if (!job.ok()) return Fail(job.status());
     if (confirm == 0 || job->state() != mtune::v1::JOB_STATE_SUCCEEDED) return PrintBestOfJob(*job);
-    return ConfirmAndPrintBest(**stub, problems, template_name, confirm);
+    // Only the problems with a candidate that ran (a confirmation of a problem
+    // with none would be refused).
+    std::vector<std::string> measured;
+    for (const auto& best : job->best()) measured.push_back(best.problem());
+    return ConfirmAndPrintBest(**stub, measured, template_name, confirm);
   }
   if (*confirm_cmd) return ConfirmAndPrintBest(**stub, problems, template_name, confirm_top);
   if (*watch) {

@@ -234,13 +234,13 @@ class Coordinator {
   std::vector<std::string> NearestStoredProblems(const ProblemRun& run) const;
   // Best stored candidates of the `nearest` problems, as points of `run`'s space.
   std::vector<search::Point> WarmStartSeeds(const ProblemRun& run, const std::vector<std::string>& nearest) const;
-  // The `nearest` problems' stored results of `run`'s template, for `model` to learn
-  // from (features against their own problems, scores relative to their best).
   // Queues the candidates of `run`'s confirmation (see ProblemRun::confirm_top)
   // still to measure now, at most what its budget has left: the best confirm_top
   // stored candidates of its problem and template (ranked by median, any target)
   // that are not in run.confirmed. True when there are none (all measured).
   absl::StatusOr<bool> QueueCandidatesToConfirm(ProblemRun& run) const;
+  // The `nearest` problems' stored results of `run`'s template, for `model` to learn
+  // from (features against their own problems, scores relative to their best).
   std::vector<search::PriorResult> WarmStartPrior(const ProblemRun& run,
                                                   const std::vector<std::string>& nearest) const;
   // Ends the job if every problem is done (caller holds mu_).

@@ -362,6 +362,15 @@ TEST_F(Cluster, SearchBudgetsReplayAndExplainThroughTheCli) {
   EXPECT_LE(confirmed.trials_done(), 6u);
   EXPECT_NE(out.find("best strategy for " + std::string(kSmallProblem)), std::string::npos) << out;
   EXPECT_NE(out.find("times; the figures above are their median"), std::string::npos) << out;
+  // submit --confirm: the search, then its confirmation, then the best.
+  ASSERT_EQ(RunCommand(cli + "submit" + at + " --problem " + kSmallProblem +
+                           " --search random --trials 3 --confirm 1",
+                       &out),
+            0)
+      << out;
+  EXPECT_NE(out.find("confirmation of the best 1 stored candidates of each problem"), std::string::npos)
+      << out;
+  EXPECT_NE(out.find("times; the figures above are their median"), std::string::npos) << out;
   EXPECT_NE(RunCommand(cli + "confirm" + at + " --problem matmul:m=3,n=5,k=7:f32", &out), 0);
   EXPECT_NE(out.find("nothing to confirm for matmul:m=3,n=5,k=7:f32"), std::string::npos) << out;
 
