@@ -103,30 +103,44 @@ std::string MeasureNext(Coordinator& coordinator, const std::string& worker, dou
   return (*task)->candidate().hash();
 }
 
+constexpr char kSmallMatmul[] = "matmul:m=64,n=64,k=64:f32";
+
+// A random-search job of `trials` on kSmallMatmul, its candidates measured at 10,
+// 20, 30, ... GFLOP/s in proposal order; their hashes in that order.
+std::vector<std::string> TuneAtRisingSpeeds(Coordinator& coordinator, const std::string& worker,
+                                            uint32_t trials, uint64_t seed) {
+  mtune::v1::JobSpec search;
+  search.add_problems(kSmallMatmul);
+  search.set_trials(trials);
+  search.set_search("random");
+  search.set_seed(seed);
+  auto searched = coordinator.SubmitJob(search);
+  EXPECT_TRUE(searched.ok()) << searched.status();
+  std::vector<std::string> hashes;
+  for (uint32_t i = 1; searched.ok() && i <= trials; ++i)
+    hashes.push_back(MeasureNext(coordinator, worker, 10.0 * i));
+  if (searched.ok()) EXPECT_EQ(coordinator.GetJob(searched->id())->state(), mtune::v1::JOB_STATE_SUCCEEDED);
+  return hashes;
+}
+
+mtune::v1::JobSpec ConfirmationOfSmallMatmul(uint32_t top) {
+  mtune::v1::JobSpec confirm;
+  confirm.add_problems(kSmallMatmul);
+  confirm.set_confirm_top(top);
+  return confirm;
+}
+
 TEST(Coordinator, AConfirmationJobMeasuresItsBestStoredCandidatesUntilTheRankingHolds) {
   ScratchDir scratch;
   auto store = db::Store::Open(scratch.Path("mtune.sqlite"));
   ASSERT_TRUE(store.ok()) << store.status();
   Coordinator coordinator(store->get(), CoordinatorOptions());
   const std::string worker = RegisterTestWorker(coordinator);
-  const std::string key = "matmul:m=64,n=64,k=64:f32";
+  // Measured at 10, 20, ..., 50 GFLOP/s: the last is best.
+  const std::vector<std::string> hashes = TuneAtRisingSpeeds(coordinator, worker, 5, 1);
+  ASSERT_EQ(hashes.size(), 5u);
 
-  mtune::v1::JobSpec search;
-  search.add_problems(key);
-  search.set_trials(5);
-  search.set_search("random");
-  search.set_seed(1);
-  auto searched = coordinator.SubmitJob(search);
-  ASSERT_TRUE(searched.ok()) << searched.status();
-  // Measured at 10, 20, ..., 50 GFLOP/s in proposal order: the last is best.
-  std::vector<std::string> hashes;
-  for (int i = 1; i <= 5; ++i) hashes.push_back(MeasureNext(coordinator, worker, 10.0 * i));
-  ASSERT_EQ(coordinator.GetJob(searched->id())->state(), mtune::v1::JOB_STATE_SUCCEEDED);
-
-  mtune::v1::JobSpec confirm;
-  confirm.add_problems(key);
-  confirm.set_confirm_top(2);
-  auto confirming = coordinator.SubmitJob(confirm);
+  auto confirming = coordinator.SubmitJob(ConfirmationOfSmallMatmul(2));
   ASSERT_TRUE(confirming.ok()) << confirming.status();
   EXPECT_EQ(confirming->trials_total(), 6u) << "at most 3 measurements per place";
   // The two best, best first. The best's 50 was a lucky burst: it measures 1 now,
@@ -142,7 +156,7 @@ TEST(Coordinator, AConfirmationJobMeasuresItsBestStoredCandidatesUntilTheRanking
   EXPECT_THAT(ended->message(), HasSubstr("its best 2 measured again after 3 trials"));
 
   // Ranked by the lower of two measurements: the runner-up (40 and 39) is best now.
-  auto best = (*store)->GetBest(key, "");
+  auto best = (*store)->GetBest(kSmallMatmul, "");
   ASSERT_TRUE(best.ok()) << best.status();
   EXPECT_EQ(best->candidate().hash(), hashes[3]);
   EXPECT_EQ(best->measurements(), 2u);
@@ -153,23 +167,14 @@ TEST(Coordinator, AConfirmationJobResumedAfterARestartGoesOnFromTheStoredRanking
   ScratchDir scratch;
   auto store = db::Store::Open(scratch.Path("mtune.sqlite"));
   ASSERT_TRUE(store.ok()) << store.status();
-  const std::string key = "matmul:m=64,n=64,k=64:f32";
   std::vector<std::string> hashes;
   int64_t confirm_id = 0;
   {
     Coordinator coordinator(store->get(), CoordinatorOptions());
     const std::string worker = RegisterTestWorker(coordinator);
-    mtune::v1::JobSpec search;
-    search.add_problems(key);
-    search.set_trials(4);
-    search.set_search("random");
-    search.set_seed(3);
-    ASSERT_TRUE(coordinator.SubmitJob(search).ok());
-    for (int i = 1; i <= 4; ++i) hashes.push_back(MeasureNext(coordinator, worker, 10.0 * i));
-    mtune::v1::JobSpec confirm;
-    confirm.add_problems(key);
-    confirm.set_confirm_top(2);
-    auto confirming = coordinator.SubmitJob(confirm);
+    hashes = TuneAtRisingSpeeds(coordinator, worker, 4, 3);
+    ASSERT_EQ(hashes.size(), 4u);
+    auto confirming = coordinator.SubmitJob(ConfirmationOfSmallMatmul(2));
     ASSERT_TRUE(confirming.ok()) << confirming.status();
     confirm_id = confirming->id();
     // The best measures far slower now, and the coordinator stops.
@@ -196,18 +201,8 @@ TEST(Coordinator, AConfirmationJobStopsAtThreeMeasurementsPerPlace) {
   ASSERT_TRUE(store.ok()) << store.status();
   Coordinator coordinator(store->get(), CoordinatorOptions());
   const std::string worker = RegisterTestWorker(coordinator);
-  const std::string key = "matmul:m=64,n=64,k=64:f32";
-  mtune::v1::JobSpec search;
-  search.add_problems(key);
-  search.set_trials(6);
-  search.set_search("random");
-  search.set_seed(5);
-  ASSERT_TRUE(coordinator.SubmitJob(search).ok());
-  for (int i = 1; i <= 6; ++i) MeasureNext(coordinator, worker, 10.0 * i);
-  mtune::v1::JobSpec confirm;
-  confirm.add_problems(key);
-  confirm.set_confirm_top(1);
-  auto confirming = coordinator.SubmitJob(confirm);
+  ASSERT_EQ(TuneAtRisingSpeeds(coordinator, worker, 6, 5).size(), 6u);
+  auto confirming = coordinator.SubmitJob(ConfirmationOfSmallMatmul(1));
   ASSERT_TRUE(confirming.ok()) << confirming.status();
   // Every best so far collapses when measured again: the job gives up after 3.
   for (int i = 0; i < 3; ++i) MeasureNext(coordinator, worker, 1.0);
@@ -223,9 +218,7 @@ TEST(Coordinator, AConfirmationJobIsRefusedWithATrialBudgetOrNothingStored) {
   auto store = db::Store::Open(scratch.Path("mtune.sqlite"));
   ASSERT_TRUE(store.ok()) << store.status();
   Coordinator coordinator(store->get(), CoordinatorOptions());
-  mtune::v1::JobSpec confirm;
-  confirm.add_problems("matmul:m=64,n=64,k=64:f32");
-  confirm.set_confirm_top(3);
+  mtune::v1::JobSpec confirm = ConfirmationOfSmallMatmul(3);
   confirm.set_trials(8);
   auto with_trials = coordinator.SubmitJob(confirm);
   ASSERT_FALSE(with_trials.ok());
