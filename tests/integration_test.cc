@@ -361,7 +361,13 @@ TEST_F(Cluster, SearchBudgetsReplayAndExplainThroughTheCli) {
   EXPECT_GE(confirmed.trials_done(), 2u);
   EXPECT_LE(confirmed.trials_done(), 6u);
   EXPECT_NE(out.find("best strategy for " + std::string(kSmallProblem)), std::string::npos) << out;
-  EXPECT_NE(out.find("times; the figures above are their median"), std::string::npos) << out;
+  // Either all of the best 2 were measured again (the best then has 2 or more
+  // measurements), or each re-measurement dropped below a candidate measured once
+  // and the cap of 3 per place ended it: timing noise decides, both are stated.
+  const bool held = confirmed.message().find("its best 2 measured again") != std::string::npos;
+  EXPECT_TRUE(held || confirmed.message().find("confirmation budget of 6 spent") != std::string::npos)
+      << confirmed.message();
+  if (held) EXPECT_NE(out.find("times; the figures above are their median"), std::string::npos) << out;
   // submit --confirm: the search, then its confirmation, then the best.
   ASSERT_EQ(RunCommand(cli + "submit" + at + " --problem " + kSmallProblem +
                            " --search random --trials 3 --confirm 1",
@@ -370,7 +376,8 @@ TEST_F(Cluster, SearchBudgetsReplayAndExplainThroughTheCli) {
       << out;
   EXPECT_NE(out.find("confirmation of the best 1 stored candidates of each problem"), std::string::npos)
       << out;
-  EXPECT_NE(out.find("times; the figures above are their median"), std::string::npos) << out;
+  EXPECT_NE(out.find("best strategy for " + std::string(kSmallProblem)), std::string::npos) << out;
+  EXPECT_NE(out.find("  measured  "), std::string::npos) << out;
   EXPECT_NE(RunCommand(cli + "confirm" + at + " --problem matmul:m=3,n=5,k=7:f32", &out), 0);
   EXPECT_NE(out.find("nothing to confirm for matmul:m=3,n=5,k=7:f32"), std::string::npos) << out;
 
