@@ -71,6 +71,19 @@ int PrintBestOfJob(const mtune::v1::Job& job) {
   return kFailed;
 }
 
+// The best strategy of `problem` as the coordinator ranks it (on `target`, or the
+// best of any target when empty).
+absl::StatusOr<mtune::v1::BestStrategy> FetchBest(mtune::v1::Tuner::Stub& stub, const std::string& problem,
+                                                  const std::string& target) {
+  grpc::ClientContext context;
+  mtune::v1::GetBestRequest request;
+  request.set_problem(problem);
+  request.set_target_id(target);
+  mtune::v1::BestStrategy best;
+  if (auto s = FromGrpc(stub.GetBest(&context, request, &best)); !s.ok()) return s;
+  return best;
+}
+
 // Submits a confirmation job (JobSpec.confirm_top) for `problems`, follows it to
 // its end, then prints each problem's best strategy as the store now ranks it (by
 // the median of its measurements).
@@ -93,12 +106,9 @@ int ConfirmAndPrintBest(mtune::v1::Tuner::Stub& stub, const std::vector<std::str
   if (!job.ok()) return Fail(job.status());
   if (job->state() != mtune::v1::JOB_STATE_SUCCEEDED) return PrintBestOfJob(*job);
   for (const auto& p : problems) {
-    grpc::ClientContext context;
-    mtune::v1::GetBestRequest best_request;
-    best_request.set_problem(p);
-    mtune::v1::BestStrategy best;
-    if (auto s = FromGrpc(stub.GetBest(&context, best_request, &best)); !s.ok()) return Fail(s);
-    printf("%s", mtune::client::FormatBest(best).c_str());
+    auto best = FetchBest(stub, p, "");
+    if (!best.ok()) return Fail(best.status());
+    printf("%s", mtune::client::FormatBest(*best).c_str());
   }
   return 0;
 }
@@ -525,16 +535,12 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (*best) {
-    grpc::ClientContext context;
-    mtune::v1::GetBestRequest request;
-    request.set_problem(problem);
-    request.set_target_id(target);
-    mtune::v1::BestStrategy response;
-    if (auto s = FromGrpc((*stub)->GetBest(&context, request, &response)); !s.ok()) return Fail(s);
+    auto response = FetchBest(**stub, problem, target);
+    if (!response.ok()) return Fail(response.status());
     if (json)
-      printf("%s\n", mtune::client::BestToJson(response).dump(2).c_str());
+      printf("%s\n", mtune::client::BestToJson(*response).dump(2).c_str());
     else
-      printf("%s", mtune::client::FormatBest(response).c_str());
+      printf("%s", mtune::client::FormatBest(*response).c_str());
     return 0;
   }
   if (*export_cmd && (*export_format != mtune::client::ExportFormat::kSqlite || !target.empty())) {

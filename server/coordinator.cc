@@ -128,12 +128,9 @@ absl::StatusOr<std::unique_ptr<Coordinator::JobRun>> Coordinator::PlanJob(
         "a confirmation job (confirm_top > 0) takes no trial budget: the stored candidates it "
         "measures again are its trials");
   if (!confirming && spec.trials() == 0) return absl::InvalidArgumentError("the trial budget must be > 0");
-  // A confirmation job proposes from its list, never from a search; it still has
-  // one (unused for proposals, told every result like any other).
-  const std::string search_name = confirming && spec.search().empty() ? "exhaustive" : spec.search();
   const auto names = search::SearchAlgorithmNames();
-  if (std::find(names.begin(), names.end(), search_name) == names.end())
-    return absl::InvalidArgumentError(absl::StrCat("unknown search algorithm '", search_name,
+  if (!confirming && std::find(names.begin(), names.end(), spec.search()) == names.end())
+    return absl::InvalidArgumentError(absl::StrCat("unknown search algorithm '", spec.search(),
                                                    "' (known: ", absl::StrJoin(names, ", "), ")"));
   if (spec.allocation() != "" && spec.allocation() != "gain" && spec.allocation() != "equal")
     return absl::InvalidArgumentError(absl::StrCat("unknown allocation '", spec.allocation(),
@@ -204,44 +201,10 @@ absl::StatusOr<std::unique_ptr<Coordinator::JobRun>> Coordinator::PlanJob(
     run->limits.emplace(search::BudgetLimits{.time_s = spec.time_budget_s(),
                                              .patience = spec.patience()},
                         created_unix);
-    search::SearchOptions search_options;
-    search_options.seed = spec.seed();
-    const CandidateSpace* candidates = &run->candidates;
-    const std::string template_name = tpl->name;
-    // Constraint-violating and already-measured candidates never cost a compile.
-    search_options.is_valid = [candidates, template_name, measured](const search::Point& point) {
-      std::optional<strategies::KnobValues> values = candidates->Complete(point);
-      if (!values) return false;
-      return measured.empty() ||
-             !measured.contains(strategies::MakeCandidate(template_name, *values).hash());
-    };
-    // The template's default (or the valid candidate nearest to it) is tried first,
-    // then the template's start points.
-    for (const strategies::KnobValues& start : strategies::StartingCandidates(*knobs)) {
-      if (auto point = run->candidates.PointOf(start); point.ok())
-        search_options.seeds_first.push_back(*point);
+    // A confirmation job proposes from its list: it has no search.
+    if (!confirming) {
+      if (absl::Status planned = PlanSearch(spec, *knobs, measured, *run); !planned.ok()) return planned;
     }
-    if (spec.warm_start() && !confirming) {
-      const std::vector<std::string> nearest = NearestStoredProblems(*run);
-      std::vector<search::Point> warm = WarmStartSeeds(*run, nearest);
-      run->warm_start_seeds = static_cast<uint32_t>(warm.size());
-      search_options.seeds_first.insert(search_options.seeds_first.end(), warm.begin(), warm.end());
-      // `model` also learns from those problems' results before its first trial.
-      if (search_name == "model") {
-        search_options.prior = WarmStartPrior(*run, nearest);
-        run->warm_start_prior = static_cast<uint32_t>(search_options.prior.size());
-      }
-    }
-    // The model learns from problem-aware features (tile footprints, intensity).
-    const strategies::Problem* problem_ptr = &run->problem;
-    search_options.features = [problem_ptr, candidates](const search::Point& point) {
-      std::optional<strategies::KnobValues> values = candidates->Complete(point);
-      return values ? strategies::CandidateFeatures(*problem_ptr, *values) : std::vector<double>{};
-    };
-    auto algorithm =
-        search::MakeSearch(search_name, run->candidates.search_space(), search_options);
-    if (!algorithm.ok()) return algorithm.status();
-    run->search = std::move(*algorithm);
     run->instantiator.emplace(*std::move(instantiator));
     job->problems.push_back(std::move(run));
   }
@@ -253,6 +216,49 @@ absl::StatusOr<std::unique_ptr<Coordinator::JobRun>> Coordinator::PlanJob(
     for (auto& run : job->problems) run->budget = left;
   }
   return job;
+}
+
+absl::Status Coordinator::PlanSearch(const mtune::v1::JobSpec& spec, const strategies::KnobSpace& knobs,
+                                     const std::set<std::string>& measured, ProblemRun& run) const {
+  search::SearchOptions search_options;
+  search_options.seed = spec.seed();
+  const CandidateSpace* candidates = &run.candidates;
+  const std::string template_name = run.template_name;
+  // Constraint-violating and already-measured candidates never cost a compile.
+  search_options.is_valid = [candidates, template_name, measured](const search::Point& point) {
+    std::optional<strategies::KnobValues> values = candidates->Complete(point);
+    if (!values) return false;
+    return measured.empty() ||
+           !measured.contains(strategies::MakeCandidate(template_name, *values).hash());
+  };
+  // The template's default (or the valid candidate nearest to it) is tried first,
+  // then the template's start points.
+  for (const strategies::KnobValues& start : strategies::StartingCandidates(knobs)) {
+    if (auto point = run.candidates.PointOf(start); point.ok())
+      search_options.seeds_first.push_back(*point);
+  }
+  if (spec.warm_start()) {
+    const std::vector<std::string> nearest = NearestStoredProblems(run);
+    std::vector<search::Point> warm = WarmStartSeeds(run, nearest);
+    run.warm_start_seeds = static_cast<uint32_t>(warm.size());
+    search_options.seeds_first.insert(search_options.seeds_first.end(), warm.begin(), warm.end());
+    // `model` also learns from those problems' results before its first trial.
+    if (spec.search() == "model") {
+      search_options.prior = WarmStartPrior(run, nearest);
+      run.warm_start_prior = static_cast<uint32_t>(search_options.prior.size());
+    }
+  }
+  // The model learns from problem-aware features (tile footprints, intensity).
+  const strategies::Problem* problem_ptr = &run.problem;
+  search_options.features = [problem_ptr, candidates](const search::Point& point) {
+    std::optional<strategies::KnobValues> values = candidates->Complete(point);
+    return values ? strategies::CandidateFeatures(*problem_ptr, *values) : std::vector<double>{};
+  };
+  auto algorithm =
+      search::MakeSearch(spec.search(), run.candidates.search_space(), search_options);
+  if (!algorithm.ok()) return algorithm.status();
+  run.search = std::move(*algorithm);
+  return absl::OkStatus();
 }
 
 std::vector<std::string> Coordinator::NearestStoredProblems(const ProblemRun& run) const {
@@ -613,7 +619,7 @@ bool Coordinator::ProposeOneLocked(JobRun& job, ProblemRun& run) {
       fprintf(stderr, "mtune-coordinator: job %lld: invalid candidate %s not stored: %s\n",
               static_cast<long long>(job.id), task.candidate().hash().c_str(),
               std::string(stored.message()).c_str());
-    run.search->Observe(std::vector<search::Observation>{{points[0], false, 0}});
+    if (run.search) run.search->Observe(std::vector<search::Observation>{{points[0], false, 0}});
     ++run.finished;
     RecordResultLocked(run, false, 0);
     return true;
@@ -1054,7 +1060,8 @@ void Coordinator::AfterCommitLocked(Released& r, const absl::StatusOr<bool>& ins
       const double total = result.total_s();
       if (ok && total > 0 && (problem->best_total_s == 0 || total < problem->best_total_s))
         problem->best_total_s = total;
-      problem->search->Observe(
+      if (problem->search)
+        problem->search->Observe(
           std::vector<search::Observation>{{r.done.point, ok, result.gflops()}});
       ++problem->finished;
       RecordResultLocked(*problem, ok, result.gflops());

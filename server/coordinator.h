@@ -155,6 +155,7 @@ class Coordinator {
     // The template's knobs; the search proposes over its free ones.
     CandidateSpace candidates;
     std::optional<strategies::TemplateInstantiator> instantiator;
+    // Null for a confirmation job's problem (it proposes from `to_confirm`).
     std::unique_ptr<search::SearchAlgorithm> search;
     uint32_t budget = 0;       // trials to run in this coordinator's lifetime
     uint32_t proposed = 0;     // tasks made (queued, leased or done)
@@ -221,6 +222,11 @@ class Coordinator {
   // candidates the store already holds for the job are never proposed again.
   absl::StatusOr<std::unique_ptr<JobRun>> PlanJob(int64_t job_id, const mtune::v1::JobSpec& spec,
                                                   bool resuming) const;
+  // Builds `run`'s search for a job that searches (spec.search()): seeded with the
+  // template's starting candidates and, with warm start, the nearest stored
+  // problems' best (and `model`'s prior); `measured` are never proposed.
+  absl::Status PlanSearch(const mtune::v1::JobSpec& spec, const strategies::KnobSpace& knobs,
+                          const std::set<std::string>& measured, ProblemRun& run) const;
   // Tops up the queue from each problem's search (caller holds mu_).
   void RefillLocked(JobRun& job);
   // Queues one proposal of `run`'s search; false when it has none left.
