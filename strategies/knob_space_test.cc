@@ -676,8 +676,9 @@ TEST(KnobSpace, DepthwiseDefaultTilesAreNeverWiderThanTheirDimension) {
   EXPECT_EQ(tiles(58, 64), "8/56 32/64");   // ow 56, c 64: whole tiles
   EXPECT_EQ(tiles(60, 144), "8/56 32/128"); // ow 58, c 144: rests of 2 and 16 split off
   EXPECT_EQ(tiles(7, 64), "5/5 32/64");     // ow 5: the whole row
-  EXPECT_EQ(tiles(9, 20), "7/7 20/20");     // c 20: all channels, an option only here
-  EXPECT_EQ(tiles(9, 37), "7/7 32/32");     // c 37: 32 + 5 split off
+  EXPECT_EQ(tiles(9, 12), "7/7 12/12");     // c 12: all channels, an option only here
+  EXPECT_EQ(tiles(9, 20), "7/7 16/16");     // c 20: not a 20-lane vector; 16 + 4 split off
+  EXPECT_EQ(tiles(9, 37), "7/7 16/32");     // c 37: 32 counts as padding 27; 2 x 16 + 5 split off
 }
 
 TEST(KnobSpace, DivisibilityBetweenWordsAndNonUtf8TextAreErrors) {

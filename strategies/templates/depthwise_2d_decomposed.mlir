@@ -23,9 +23,13 @@ module attributes {transform.with_named_sequence} {
     // none): 64 channels, 3x3, side by side (session 22): ow = 54 ran 0.94x with 6
     // and 0.80x with 9 against 8; ow = 28 1.06x with 7; ow = 15 1.01x with 5.
     %tow = transform.tune.knob<"tile_ow"> = 8 from options = "1, 2, 4, 6, 8, 12, 16, 32, divisors(ow, 16)" {mtune.tiles = "ow", mtune.padded_default = "min(ow, 8)"} -> !transform.param<i64>
-    // Channel tiles: 32, or all channels where they are fewer (one more option then),
-    // for the same reason.
-    %tc = transform.tune.knob<"tile_c"> = 32 from options = "8, 16, 32, 64, min(c, 32)" {mtune.tiles = "c", mtune.padded_default = "min(c, 32)"} -> !transform.param<i64>
+    // Channel tiles (the vector lanes): 32, or where that pads more than an eighth
+    // min(c, 16): all the channels up to 16 (one more option then), else 16 with the
+    // rest split off below. Never all of 17-31 channels: LLVM legalizes a 20- or
+    // 24-lane vector through the stack (58x58, 3x3, session 25: 9.6 and 9.9 GFLOP/s
+    // with C = 20 and 24 in one tile, 92 and 120 with 16-lane tiles), while 5 to 14
+    // lanes are widened to one register (C = 12: 84 GFLOP/s in one tile, 74 as 8 + 4).
+    %tc = transform.tune.knob<"tile_c"> = 32 from options = "8, 16, 32, 64, min(c, 16)" {mtune.tiles = "c", mtune.padded_default = "min(c, 16)"} -> !transform.param<i64>
     // The output columns covered by whole tiles of tile_ow (ow rounded down to a
     // multiple of it), and likewise the channels covered by whole tiles of tile_c.
     // As in conv_2d_decomposed, the convolution is split there before tiling, so
