@@ -181,7 +181,7 @@ int main(int argc, char** argv) {
     file << "# mtune ground-truth table v1\n"
          << "# problem: " << problem->Key() << "\n"
          << "# template: " << tpl->name << (template_file.empty() ? "" : " (file " + template_file + ")") << "\n"
-         << "# template_hash: " << mtune::strategies::StableHash(tpl->text) << "\n"
+         << "# template_hash: " << mtune::strategies::TemplateDigest(tpl->text) << "\n"
          << "# restrict: " << absl::StrJoin(restrictions, " ") << "\n"
          << "# knobs: " << mtune::bench::FormatSpace(space) << "\n"
          << "# derived_knobs: " << DerivedKnobNames(candidates.knobs()) << "\n"
@@ -205,7 +205,7 @@ int main(int argc, char** argv) {
     mtune::v1::SandboxRequest request;
     auto* task = request.mutable_measure();
     task->set_problem(problem->Key());
-    *task->mutable_candidate() = mtune::strategies::MakeCandidate(tpl->name, *values);
+    *task->mutable_candidate() = mtune::strategies::MakeCandidate(tpl->name, mtune::strategies::TemplateDigest(tpl->text), *values);
     auto script = mtune::strategies::Instantiate(tpl->text, *problem, *values);
     mtune::bench::GroundTruthRow row;
     row.index = index;

@@ -189,7 +189,7 @@ int main(int argc, char** argv) {
     v1::Task task;
     task.set_task_id(tasks.size() + 1);
     task.set_problem(problem->Key());
-    *task.mutable_candidate() = mtune::strategies::MakeCandidate(tpl->name, values);
+    *task.mutable_candidate() = mtune::strategies::MakeCandidate(tpl->name, mtune::strategies::TemplateDigest(tpl->text), values);
     task.set_script(*script);
     task.set_time_limit_s(time_limit_s);
     task.set_min_measure_s(min_time_s);

@@ -165,7 +165,7 @@ absl::Status TuneProblem(const strategies::Problem& problem, const TuneOptions& 
       result.set_error(std::string(script.status().message()));
     } else {
       task.set_problem(problem.Key());
-      *task.mutable_candidate() = strategies::MakeCandidate(tpl->name, *values);
+      *task.mutable_candidate() = strategies::MakeCandidate(tpl->name, strategies::TemplateDigest(tpl->text), *values);
       task.set_script(*script);
       task.set_min_measure_s(options.min_time_s);
       result = measurer.Measure(task, calibration);

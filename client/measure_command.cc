@@ -97,7 +97,7 @@ absl::StatusOr<MeasureOutcome> ResolveCandidate(const MeasureRequest& request) {
   if (!script.ok()) return script.status();
 
   MeasureOutcome outcome;
-  outcome.candidate = strategies::MakeCandidate(tpl->name, values);
+  outcome.candidate = strategies::MakeCandidate(tpl->name, strategies::TemplateDigest(tpl->text), values);
   outcome.script = *script;
   return outcome;
 }

@@ -165,6 +165,7 @@ absl::StatusOr<std::unique_ptr<Coordinator::JobRun>> Coordinator::PlanJob(
     run->problem = *problem;
     run->template_name = tpl->name;
     run->template_text = tpl->text;
+    run->template_digest = strategies::TemplateDigest(tpl->text);
     run->candidates = CandidateSpace(*knobs);
     run->budget = spec.trials();
 
@@ -223,13 +224,13 @@ absl::Status Coordinator::PlanSearch(const mtune::v1::JobSpec& spec, const strat
   search::SearchOptions search_options;
   search_options.seed = spec.seed();
   const CandidateSpace* candidates = &run.candidates;
-  const std::string template_name = run.template_name;
+  const std::string template_name = run.template_name, template_digest = run.template_digest;
   // Constraint-violating and already-measured candidates never cost a compile.
-  search_options.is_valid = [candidates, template_name, measured](const search::Point& point) {
+  search_options.is_valid = [candidates, template_name, template_digest, measured](const search::Point& point) {
     std::optional<strategies::KnobValues> values = candidates->Complete(point);
     if (!values) return false;
     return measured.empty() ||
-           !measured.contains(strategies::MakeCandidate(template_name, *values).hash());
+           !measured.contains(strategies::MakeCandidate(template_name, template_digest, *values).hash());
   };
   // The template's default (or the valid candidate nearest to it) is tried first,
   // then the template's start points.
@@ -313,16 +314,19 @@ absl::StatusOr<bool> Coordinator::QueueCandidatesToConfirm(ProblemRun& run) cons
     const mtune::v1::Candidate& candidate = trial.candidate();
     // One row per (candidate, target): a candidate measured on two targets counts once.
     if (candidate.template_name() != run.template_name || among_best.contains(candidate.hash())) continue;
-    // A candidate the template no longer has (its knobs changed since) is passed over.
-    auto point = run.candidates.PointOf(strategies::ValuesOf(candidate));
+    // A candidate the template no longer has (its knobs changed since) is passed
+    // over, and so is one measured with another version of the template's text:
+    // measuring its knobs now would measure another script, a candidate of its own.
+    const strategies::KnobValues values = strategies::ValuesOf(candidate);
+    if (strategies::MakeCandidate(run.template_name, run.template_digest, values).hash() != candidate.hash())
+      continue;
+    auto point = run.candidates.PointOf(values);
     if (!point.ok()) continue;
     among_best.insert(candidate.hash());
     if (!run.confirmed.contains(candidate.hash())) unmeasured.emplace_back(candidate.hash(), *std::move(point));
   }
   for (auto& [hash, point] : unmeasured) {
     if (run.proposed + run.to_confirm.size() >= run.budget) break;
-    // Marked by its stored hash: should the template now give its knobs another
-    // hash, the candidate is still measured once, not proposed again and again.
     run.confirmed.insert(hash);
     run.to_confirm.push_back(std::move(point));
   }
@@ -588,7 +592,7 @@ bool Coordinator::ProposeOneLocked(JobRun& job, ProblemRun& run) {
   task.set_task_id(next_task_id_++);
   task.set_job_id(job.id);
   task.set_problem(run.problem.Key());
-  *task.mutable_candidate() = strategies::MakeCandidate(run.template_name, *values);
+  *task.mutable_candidate() = strategies::MakeCandidate(run.template_name, run.template_digest, *values);
   task.set_time_limit_s(options_.task_time_limit_s);
   task.set_min_measure_s(options_.min_measure_s);
   ++run.proposed;

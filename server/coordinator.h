@@ -152,6 +152,7 @@ class Coordinator {
     strategies::Problem problem;
     std::string template_name;
     std::string template_text;
+    std::string template_digest;  // strategies::TemplateDigest(template_text)
     // The template's knobs; the search proposes over its free ones.
     CandidateSpace candidates;
     std::optional<strategies::TemplateInstantiator> instantiator;

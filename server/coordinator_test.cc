@@ -10,6 +10,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "strategies/candidate.h"
 
 namespace mtune::server {
 namespace {
@@ -161,6 +162,48 @@ TEST(Coordinator, AConfirmationJobMeasuresItsBestStoredCandidatesUntilTheRanking
   EXPECT_EQ(best->candidate().hash(), hashes[3]);
   EXPECT_EQ(best->measurements(), 2u);
   EXPECT_DOUBLE_EQ(best->result().gflops(), 39.0);
+}
+
+// A candidate is its template's text plus knob values: once the template is edited,
+// results measured with the old text stay with the old candidate (and the script it
+// ran) and count as such; a confirmation does not measure its knobs again as if they
+// were that candidate.
+TEST(Coordinator, ACandidateMeasuredWithAnotherTextOfItsTemplateIsAnotherCandidate) {
+  ScratchDir scratch;
+  auto store = db::Store::Open(scratch.Path("mtune.sqlite"));
+  ASSERT_TRUE(store.ok()) << store.status();
+  Coordinator coordinator(store->get(), CoordinatorOptions());
+  const std::string worker = RegisterTestWorker(coordinator);
+  const std::vector<std::string> hashes = TuneAtRisingSpeeds(coordinator, worker, 2, 1);
+  ASSERT_EQ(hashes.size(), 2u);
+  auto results = (*store)->ListResults(0, kSmallMatmul, 1);
+  ASSERT_TRUE(results.ok() && results->size() == 1u) << results.status();
+  const mtune::v1::TrialResult& best_now = results->front();
+  ASSERT_EQ(best_now.candidate().hash(), hashes[1]);
+
+  // The same knobs, measured at 90 GFLOP/s by an older text of the template.
+  mtune::v1::TrialResult older = best_now;
+  *older.mutable_candidate() = strategies::MakeCandidate(
+      best_now.candidate().template_name(), strategies::TemplateDigest("// an older text"),
+      strategies::ValuesOf(best_now.candidate()));
+  ASSERT_NE(older.candidate().hash(), hashes[1]);
+  older.mutable_result()->set_gflops(90.0);
+  ASSERT_TRUE((*store)->InsertResult(older, "// the older script").ok());
+  auto best = (*store)->GetBest(kSmallMatmul, "");
+  ASSERT_TRUE(best.ok()) << best.status();
+  EXPECT_EQ(best->candidate().hash(), older.candidate().hash());
+  EXPECT_EQ(best->script(), "// the older script");
+
+  // Confirming the best 2 measures today's two, not the older text's knobs (which
+  // would measure today's best twice over).
+  auto confirming = coordinator.SubmitJob(ConfirmationOfSmallMatmul(2));
+  ASSERT_TRUE(confirming.ok()) << confirming.status();
+  EXPECT_EQ(MeasureNext(coordinator, worker, 21.0), hashes[1]);
+  EXPECT_EQ(MeasureNext(coordinator, worker, 11.0), hashes[0]);
+  auto ended = coordinator.GetJob(confirming->id());
+  ASSERT_TRUE(ended.ok()) << ended.status();
+  EXPECT_EQ(ended->state(), mtune::v1::JOB_STATE_SUCCEEDED);
+  EXPECT_THAT(ended->message(), HasSubstr("its best 2 measured again after 2 trials"));
 }
 
 TEST(Coordinator, AConfirmationJobResumedAfterARestartGoesOnFromTheStoredRanking) {

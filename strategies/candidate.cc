@@ -41,7 +41,10 @@ std::string StableHash(const std::string& text) {
   return buf;
 }
 
-mtune::v1::Candidate MakeCandidate(const std::string& template_name, const KnobValues& values) {
+std::string TemplateDigest(const std::string& template_text) { return StableHash(template_text); }
+
+mtune::v1::Candidate MakeCandidate(const std::string& template_name, const std::string& template_digest,
+                                   const KnobValues& values) {
   mtune::v1::Candidate c;
   c.set_template_name(template_name);
   for (const auto& [name, value] : values) {
@@ -50,7 +53,7 @@ mtune::v1::Candidate MakeCandidate(const std::string& template_name, const KnobV
     kv->set_value(value);
   }
   c.set_canonical_json(CanonicalJson(values));
-  c.set_hash(StableHash(template_name + "\n" + c.canonical_json()));
+  c.set_hash(StableHash(template_name + "\n" + template_digest + "\n" + c.canonical_json()));
   return c;
 }
 

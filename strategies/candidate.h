@@ -11,8 +11,17 @@ namespace mtune::strategies {
 // Knob name -> canonical value text. std::map keeps names sorted, as the canonical form wants.
 using KnobValues = std::map<std::string, std::string>;
 
-// Builds the proto form: sorted knobs, canonical JSON and its hash.
-mtune::v1::Candidate MakeCandidate(const std::string& template_name, const KnobValues& values);
+// What identifies a version of a template's text: StableHash of the text. Part of
+// every candidate's hash, so that a candidate is the exact script it measured: once
+// a template is edited, its knob values make new candidates, and results measured
+// with the old text stay with the old candidates (and the scripts they ran) instead
+// of being merged with results of the new code.
+std::string TemplateDigest(const std::string& template_text);
+
+// Builds the proto form: sorted knobs, canonical JSON and its hash (of the template
+// name, its digest and the canonical JSON).
+mtune::v1::Candidate MakeCandidate(const std::string& template_name, const std::string& template_digest,
+                                   const KnobValues& values);
 
 // The knob values of a proto candidate.
 KnobValues ValuesOf(const mtune::v1::Candidate& candidate);

@@ -53,12 +53,16 @@ INSTANTIATE_TEST_SUITE_P(
                     BadKey{"copy_2d:m=65536,n=65536:f32", "exceeds"}));
 
 TEST(Candidate, CanonicalJsonIsSortedAndTyped) {
-  auto c = MakeCandidate("t", {{"b", "8"}, {"a", "outerproduct"}});
+  const std::string v1 = TemplateDigest("module {}"), v2 = TemplateDigest("module { }");
+  auto c = MakeCandidate("t", v1, {{"b", "8"}, {"a", "outerproduct"}});
   EXPECT_EQ(c.canonical_json(), R"({"a":"outerproduct","b":8})");
   EXPECT_EQ(c.hash().size(), 16u);
-  EXPECT_EQ(c.hash(), MakeCandidate("t", {{"a", "outerproduct"}, {"b", "8"}}).hash());
-  EXPECT_NE(c.hash(), MakeCandidate("t", {{"a", "dot"}, {"b", "8"}}).hash());
-  EXPECT_NE(c.hash(), MakeCandidate("u", {{"a", "outerproduct"}, {"b", "8"}}).hash());
+  EXPECT_EQ(c.hash(), MakeCandidate("t", v1, {{"a", "outerproduct"}, {"b", "8"}}).hash());
+  EXPECT_NE(c.hash(), MakeCandidate("t", v1, {{"a", "dot"}, {"b", "8"}}).hash());
+  EXPECT_NE(c.hash(), MakeCandidate("u", v1, {{"a", "outerproduct"}, {"b", "8"}}).hash());
+  // Another text of the template: the same knobs are another candidate.
+  EXPECT_NE(c.hash(), MakeCandidate("t", v2, {{"a", "outerproduct"}, {"b", "8"}}).hash());
+  EXPECT_EQ(v1.size(), 16u);
 }
 
 TEST(Payload, MatmulHasTheProblemShapes) {

@@ -33,7 +33,7 @@ void ExpectRefusal(const absl::Status& status, const std::string& what) {
 // Instantiates `values`; when accepted, the script's knobs must read back as `values`.
 void InstantiateAndReadBack(const std::string& text, const mtune::strategies::Problem& problem,
                             const KnobSpace& space, const KnobValues& values) {
-  (void)mtune::strategies::MakeCandidate("fuzz", values);
+  (void)mtune::strategies::MakeCandidate("fuzz", "", values);
   (void)space.SatisfiesConstraints(values);
   const absl::Status check = space.Check(values);
   ExpectRefusal(check, "Check");
