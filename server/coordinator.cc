@@ -194,6 +194,13 @@ absl::StatusOr<std::unique_ptr<Coordinator::JobRun>> Coordinator::PlanJob(
       const uint32_t cap = kConfirmationsPerPlace * spec.confirm_top();
       run->budget = cap > measured.size() ? cap - static_cast<uint32_t>(measured.size()) : 0;
       if (auto queued = QueueCandidatesToConfirm(*run); !queued.ok()) return queued.status();
+      if (run->to_confirm.empty() && !resuming && run->other_text_candidates > 0)
+        return absl::InvalidArgumentError(absl::StrCat(
+            "nothing to confirm for ", problem->Key(), ": its ", run->other_text_candidates,
+            run->other_text_candidates == 1 ? " stored candidate" : " stored candidates", " of template ",
+            tpl->name, run->other_text_candidates == 1 ? " was" : " were",
+            " measured with another text of that template than this build's "
+            "(tune it again: a warm start measures their knob values first)"));
       if (run->to_confirm.empty() && !resuming)
         return absl::InvalidArgumentError(absl::StrCat(
             "nothing to confirm for ", problem->Key(), ": no OK result of template ", tpl->name,
@@ -309,6 +316,7 @@ absl::StatusOr<bool> Coordinator::QueueCandidatesToConfirm(ProblemRun& run) cons
   if (!ranked.ok()) return ranked.status();
   std::set<std::string> among_best;
   std::vector<std::pair<std::string, search::Point>> unmeasured;
+  std::set<std::string> other_text;
   for (const auto& trial : *ranked) {
     if (among_best.size() == run.confirm_top) break;
     const mtune::v1::Candidate& candidate = trial.candidate();
@@ -318,13 +326,16 @@ absl::StatusOr<bool> Coordinator::QueueCandidatesToConfirm(ProblemRun& run) cons
     // over, and so is one measured with another version of the template's text:
     // measuring its knobs now would measure another script, a candidate of its own.
     const strategies::KnobValues values = strategies::ValuesOf(candidate);
-    if (strategies::MakeCandidate(run.template_name, run.template_digest, values).hash() != candidate.hash())
+    if (strategies::MakeCandidate(run.template_name, run.template_digest, values).hash() != candidate.hash()) {
+      other_text.insert(candidate.hash());
       continue;
+    }
     auto point = run.candidates.PointOf(values);
     if (!point.ok()) continue;
     among_best.insert(candidate.hash());
     if (!run.confirmed.contains(candidate.hash())) unmeasured.emplace_back(candidate.hash(), *std::move(point));
   }
+  run.other_text_candidates = static_cast<uint32_t>(other_text.size());
   for (auto& [hash, point] : unmeasured) {
     if (run.proposed + run.to_confirm.size() >= run.budget) break;
     run.confirmed.insert(hash);

@@ -178,6 +178,9 @@ class Coordinator {
     std::deque<search::Point> to_confirm;
     // Stored hashes of the candidates the job has proposed or measured.
     std::set<std::string> confirmed;
+    // Ranked candidates passed over because another text of the template measured
+    // them (see QueueCandidatesToConfirm), at the last ranking.
+    uint32_t other_text_candidates = 0;
     double best_total_s = 0;     // shortest OK task wall time so far (0: none yet)
   };
   struct JobRun {

@@ -206,6 +206,42 @@ TEST(Coordinator, ACandidateMeasuredWithAnotherTextOfItsTemplateIsAnotherCandida
   EXPECT_THAT(ended->message(), HasSubstr("its best 2 measured again after 2 trials"));
 }
 
+TEST(Coordinator, AConfirmationOfCandidatesOfAnotherTemplateTextOnlySaysSo) {
+  ScratchDir scratch;
+  auto store = db::Store::Open(scratch.Path("mtune.sqlite"));
+  ASSERT_TRUE(store.ok()) << store.status();
+  Coordinator coordinator(store->get(), CoordinatorOptions());
+  const std::string worker = RegisterTestWorker(coordinator);
+  mtune::v1::JobSpec search;
+  search.add_problems(kSmallMatmul);
+  search.set_trials(1);
+  search.set_search("random");
+  auto job = coordinator.SubmitJob(search);
+  ASSERT_TRUE(job.ok()) << job.status();
+  auto task = coordinator.NextTask(worker, 2);
+  ASSERT_TRUE(task.ok() && *task != nullptr);
+  // The only stored result: the task's knobs, measured with another text of the
+  // template (as a store tuned by an earlier build holds).
+  mtune::v1::TrialResult other;
+  other.set_job_id(job->id());
+  other.set_problem(kSmallMatmul);
+  other.set_target_id("cpu:test");
+  other.set_worker_name("test-worker");
+  *other.mutable_candidate() = strategies::MakeCandidate(
+      (*task)->candidate().template_name(), strategies::TemplateDigest("// another text"),
+      strategies::ValuesOf((*task)->candidate()));
+  other.mutable_result()->set_status(mtune::v1::RESULT_STATUS_OK);
+  other.mutable_result()->set_gflops(10.0);
+  absl::StatusOr<bool> inserted = (*store)->InsertResult(other, "// the other script");
+  ASSERT_TRUE(inserted.ok()) << inserted.status();
+
+  auto refused = coordinator.SubmitJob(ConfirmationOfSmallMatmul(1));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_THAT(refused.status().message(),
+              HasSubstr("its 1 stored candidate of template matmul_packed was measured with another "
+                        "text of that template than this build's"));
+}
+
 TEST(Coordinator, AConfirmationJobResumedAfterARestartGoesOnFromTheStoredRanking) {
   ScratchDir scratch;
   auto store = db::Store::Open(scratch.Path("mtune.sqlite"));
