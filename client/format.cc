@@ -61,6 +61,7 @@ nlohmann::json BestToJson(const mtune::v1::BestStrategy& best) {
       {"cv", r.timing().cv()},
       {"job_id", best.job_id()},
       {"measurements", best.measurements()},
+      {"other_template_text", best.other_template_text()},
   };
 }
 
@@ -76,10 +77,17 @@ std::string FormatBest(const mtune::v1::BestStrategy& best) {
       best.candidate().canonical_json(), r.gflops(), r.gbps(), r.timing().median_s() * 1e3,
       r.timing().cv() * 100, r.fraction_of_roofline(), r.roofline_gflops(),
       r.roofline_level().empty() ? "?" : r.roofline_level()) +
+         (best.other_template_text()
+              // Confirmation would refuse it: only a new job measures its knobs again.
+              ? absl::StrFormat("  note      measured with another text of template %s than the "
+                                "coordinator's (another mtune build): `mtune submit --problem %s` "
+                                "measures its knobs with today's text first\n",
+                                best.candidate().template_name(), best.problem())
+              : std::string()) +
          (best.measurements() > 1
               ? absl::StrFormat("  measured  %u times; the figures above are their median\n",
                                 best.measurements())
-          : best.measurements() == 1
+          : best.measurements() == 1 && !best.other_template_text()
               // One timing may be a fast minute of a shared host: say how to check it.
               ? absl::StrFormat("  measured  once (`mtune confirm --problem %s` measures the best "
                                 "few again)\n",

@@ -60,6 +60,21 @@ TEST(FormatBest, SaysHowOftenTheCandidateWasMeasured) {
   EXPECT_THAT(FormatBest(best), ::testing::Not(::testing::HasSubstr("measured")));
 }
 
+TEST(FormatBest, SaysWhenAnotherTextOfTheTemplateMeasuredIt) {
+  mtune::v1::BestStrategy best;
+  best.set_problem("matmul:m=64,n=64,k=64:f32");
+  best.mutable_candidate()->set_template_name("matmul_packed");
+  best.set_measurements(1);
+  best.set_other_template_text(true);
+  const std::string text = FormatBest(best);
+  EXPECT_THAT(text, ::testing::HasSubstr("measured with another text of template matmul_packed"));
+  EXPECT_THAT(text, ::testing::HasSubstr("`mtune submit --problem matmul:m=64,n=64,k=64:f32`"));
+  // A confirmation would refuse such a candidate: not offered.
+  EXPECT_THAT(text, ::testing::Not(::testing::HasSubstr("mtune confirm")));
+  best.set_other_template_text(false);
+  EXPECT_THAT(FormatBest(best), ::testing::Not(::testing::HasSubstr("another text")));
+}
+
 TEST(FormatResults, AlignsColumnsPastTheLongestProblemKey) {
   mtune::v1::ListResultsResponse results;
   for (const char* key : {"copy_2d:m=8,n=8:f32",

@@ -325,12 +325,11 @@ absl::StatusOr<bool> Coordinator::QueueCandidatesToConfirm(ProblemRun& run) cons
     // A candidate the template no longer has (its knobs changed since) is passed
     // over, and so is one measured with another version of the template's text:
     // measuring its knobs now would measure another script, a candidate of its own.
-    const strategies::KnobValues values = strategies::ValuesOf(candidate);
-    if (strategies::MakeCandidate(run.template_name, run.template_digest, values).hash() != candidate.hash()) {
+    if (!strategies::HasTemplateDigest(candidate, run.template_digest)) {
       other_text.insert(candidate.hash());
       continue;
     }
-    auto point = run.candidates.PointOf(values);
+    auto point = run.candidates.PointOf(strategies::ValuesOf(candidate));
     if (!point.ok()) continue;
     among_best.insert(candidate.hash());
     if (!run.confirmed.contains(candidate.hash())) unmeasured.emplace_back(candidate.hash(), *std::move(point));

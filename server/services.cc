@@ -6,6 +6,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "db/export.h"
+#include "strategies/candidate.h"
+#include "strategies/template_library.h"
 #include "strategies/transform_library.h"
 
 namespace mtune::server {
@@ -114,12 +116,25 @@ grpc::Status TunerService::ListResults(grpc::ServerContext* context,
   return grpc::Status::OK;
 }
 
+namespace {
+
+// Whether `candidate` names a built-in template whose text today gives its knobs
+// another hash: it was measured with another text of it (see TemplateDigest).
+bool OfAnotherTemplateText(const mtune::v1::Candidate& candidate) {
+  auto tpl = strategies::FindTemplate(candidate.template_name());
+  if (!tpl.ok()) return false;  // not built in: nothing to compare with
+  return !strategies::HasTemplateDigest(candidate, strategies::TemplateDigest(tpl->text));
+}
+
+}  // namespace
+
 grpc::Status TunerService::GetBest(grpc::ServerContext* context, const mtune::v1::GetBestRequest* req,
                                    mtune::v1::BestStrategy* resp) {
   MTUNE_AUTHORIZE(context, Action::kQuery);
   auto best = coordinator_->store()->GetBest(req->problem(), req->target_id());
   if (!best.ok()) return ToGrpc(best.status());
   *resp = *best;
+  resp->set_other_template_text(OfAnotherTemplateText(resp->candidate()));
   return grpc::Status::OK;
 }
 

@@ -57,6 +57,11 @@ mtune::v1::Candidate MakeCandidate(const std::string& template_name, const std::
   return c;
 }
 
+bool HasTemplateDigest(const mtune::v1::Candidate& candidate, const std::string& template_digest) {
+  return MakeCandidate(candidate.template_name(), template_digest, ValuesOf(candidate)).hash() ==
+         candidate.hash();
+}
+
 KnobValues ValuesOf(const mtune::v1::Candidate& candidate) {
   KnobValues values;
   for (const auto& kv : candidate.knobs()) values[kv.name()] = kv.value();

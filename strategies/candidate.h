@@ -23,6 +23,10 @@ std::string TemplateDigest(const std::string& template_text);
 mtune::v1::Candidate MakeCandidate(const std::string& template_name, const std::string& template_digest,
                                    const KnobValues& values);
 
+// Whether `candidate` is of the template text with `template_digest`: its hash is
+// the one that text gives its name and knob values.
+bool HasTemplateDigest(const mtune::v1::Candidate& candidate, const std::string& template_digest);
+
 // The knob values of a proto candidate.
 KnobValues ValuesOf(const mtune::v1::Candidate& candidate);
 

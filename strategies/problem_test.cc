@@ -62,6 +62,8 @@ TEST(Candidate, CanonicalJsonIsSortedAndTyped) {
   EXPECT_NE(c.hash(), MakeCandidate("u", v1, {{"a", "outerproduct"}, {"b", "8"}}).hash());
   // Another text of the template: the same knobs are another candidate.
   EXPECT_NE(c.hash(), MakeCandidate("t", v2, {{"a", "outerproduct"}, {"b", "8"}}).hash());
+  EXPECT_TRUE(HasTemplateDigest(c, v1));
+  EXPECT_FALSE(HasTemplateDigest(c, v2));
   EXPECT_EQ(v1.size(), 16u);
 }
 
