@@ -681,6 +681,22 @@ TEST(KnobSpace, DepthwiseDefaultTilesAreNeverWiderThanTheirDimension) {
   EXPECT_EQ(tiles(9, 37), "7/7 16/32");     // c 37: 32 counts as padding 27; 2 x 16 + 5 split off
 }
 
+// depthwise_1d_tiled pads a partial channel tile (no split): 32 lanes unless that
+// pads the channels by more than an eighth, then the first of 32, 16, 8 that pads least.
+TEST(KnobSpace, DepthwiseOneDimensionalChannelTilePadsAtMostWhatItMust) {
+  auto tile_c = [](int c) {
+    const std::string key = absl::StrCat("depthwise_conv_1d_nwc_wc:n=1,w=1026,c=", c, ",kw=3:f32");
+    std::optional<KnobValues> values = DefaultCandidate(TemplateSpace("depthwise_1d_tiled", key));
+    EXPECT_TRUE(values.has_value()) << key;
+    return values.value_or(KnobValues{})["tile_c"];
+  };
+  EXPECT_EQ(tile_c(64), "32");
+  EXPECT_EQ(tile_c(200), "32");  // pads 24, under an eighth
+  EXPECT_EQ(tile_c(37), "8");    // 32 would pad 27
+  EXPECT_EQ(tile_c(48), "16");   // 16 and 8 pad nothing: the first
+  EXPECT_EQ(tile_c(100), "8");
+}
+
 TEST(KnobSpace, DivisibilityBetweenWordsAndNonUtf8TextAreErrors) {
   auto problem = ParseProblemKey("matmul:m=8,n=8,k=8:f32");
   ASSERT_TRUE(problem.ok());

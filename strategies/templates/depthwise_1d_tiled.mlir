@@ -19,7 +19,13 @@ module attributes {transform.with_named_sequence} {
     // tiles make the tile sizes dynamic and every tile padded (ow = 996: 8-wide tiles
     // ran at 182 GB/s, 4-wide ones that divide it at 261).
     %tow = transform.tune.knob<"tile_ow"> = 8 from options = "1, 2, 4, 6, 8, 12, 16, 32, divisors(ow, 16)" {mtune.tiles = "ow", mtune.padded_default = "8, 7, 6, 5, 4"} -> !transform.param<i64>
-    %tc = transform.tune.knob<"tile_c"> = 32 from options = [8, 16, 32, 64] -> !transform.param<i64>
+    // Channel tiles (the vector lanes): 32, or where its last tile would pad the
+    // channels by more than an eighth, the first of 32, 16, 8 that pads least. A
+    // partial channel tile makes every tile padded (as for ow above): w = 1026, 3
+    // taps, session 25, one `mtune measure` each, 32 against the new default: C = 24
+    // 121 -> 157 GB/s (8), C = 37 64 -> 99 (8, three runs), C = 40 91 -> 159 (8),
+    // C = 48 133 -> 162 (16), C = 100 104 -> 123 (8); C = 20 lost, 92 -> 84 (8).
+    %tc = transform.tune.knob<"tile_c"> = 32 from options = [8, 16, 32, 64] {mtune.tiles = "c", mtune.padded_default = "32, 16, 8"} -> !transform.param<i64>
 
     %tiled = transform.tune.alternatives<"loop_order"> selected_region = 0 attributes {mtune.labels = ["n_ow_c", "n_c_ow"]} -> !transform.any_op {
       %t, %l:3 = transform.structured.tile_using_for %conv tile_sizes [1, %tow, %tc, 0]
