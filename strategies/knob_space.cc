@@ -176,14 +176,23 @@ std::optional<KnobValues> KnobSpace::Defaults() const {
   return values;
 }
 
+namespace {
+
+// Whether `k`'s value divides that of the knob it names in mtune.divides (true when
+// it names none).
+bool DividesHolds(const KnobSpec& k, const KnobValues& values) {
+  if (k.divides.empty()) return true;
+  auto mine = values.find(k.name), other = values.find(k.divides);
+  if (mine == values.end() || other == values.end()) return false;
+  const std::optional<int64_t> a = IntegerValue(mine->second), b = IntegerValue(other->second);
+  return a && b && *a > 0 && *b % *a == 0;
+}
+
+}  // namespace
+
 bool KnobSpace::SatisfiesConstraints(const KnobValues& values) const {
-  for (const KnobSpec& k : knobs) {
-    if (k.divides.empty()) continue;
-    auto mine = values.find(k.name), other = values.find(k.divides);
-    if (mine == values.end() || other == values.end()) return false;
-    const std::optional<int64_t> a = IntegerValue(mine->second), b = IntegerValue(other->second);
-    if (!a || !b || *a <= 0 || *b % *a != 0) return false;
-  }
+  for (const KnobSpec& k : knobs)
+    if (!DividesHolds(k, values)) return false;
   for (const KnobSpec& k : knobs)
     if (!OnlyWithHolds(k, values)) return false;
   for (const ParamConstraint& c : constraints)
@@ -219,8 +228,9 @@ absl::Status KnobSpace::Check(const KnobValues& values) const {
   for (const auto& [name, value] : values)
     if (!known.contains(name))
       return absl::InvalidArgumentError(absl::StrCat("the template has no knob '", name, "'"));
+  // Each kind of constraint on its own, so that the error names the one broken.
   for (const KnobSpec& k : knobs)
-    if (!k.divides.empty() && !SatisfiesConstraints(values))
+    if (!DividesHolds(k, values))
       return absl::InvalidArgumentError(absl::StrCat("constraint violated: ", k.name, "=",
                                                      values.at(k.name), " must divide ", k.divides,
                                                      "=", values.at(k.divides)));

@@ -101,6 +101,21 @@ TEST(KnobSpace, ConstraintPrunesANonDividingInnerTile) {
   EXPECT_FALSE(Instantiate(text, *problem, bad).ok());
 }
 
+// The error names the constraint that is broken: a register-fit constraint
+// (smt.constrain_params), not a divisibility that holds (it once named the first
+// mtune.divides knob whenever any constraint failed).
+TEST(KnobSpace, AViolatedConstraintIsTheOneNamed) {
+  KnobSpace space = TemplateSpace("batch_matmul_packed", "batch_matmul:b=4,m=128,n=256,k=256:f32");
+  std::optional<KnobValues> values = DefaultCandidate(space);
+  ASSERT_TRUE(values.has_value());
+  (*values)["tile_m2"] = "16";  // 17 rows x 32 lanes x 4 bytes: more than the registers
+  ASSERT_EQ((*values)["tile_n2"], "32");
+  absl::Status s = space.Check(*values);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("violated by tile_m2=16, tile_n2=32"), std::string::npos) << s;
+  EXPECT_EQ(s.message().find("must divide"), std::string::npos) << s;
+}
+
 // A footprint constraint over two knobs and a problem dimension, written with
 // upstream transform.smt.constrain_params: tm * k * elem_bytes <= 16384 and tn % tm == 0.
 constexpr char kSmtTemplate[] = R"mlir(module attributes {transform.with_named_sequence} {
