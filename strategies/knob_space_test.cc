@@ -671,10 +671,14 @@ TEST(KnobSpace, ConvDefaultRowTileGivesWayToOneThatPadsLess) {
   EXPECT_EQ(row_tile(conv2d(30, 64, "f32")), "14/28");   // ow 28: 14 divides it
   EXPECT_EQ(row_tile(conv2d(19, 64, "f32")), "6/12");    // ow 17, a prime: 12 + 5 padded to 6
   EXPECT_EQ(row_tile("conv_1d_nwc_wcf:n=1,w=22,c=64,kw=3,f=64,sw=1,dw=1:f32"), "10/20");
-  // f64: a 7 x 32 accumulator tile needs 32 registers, so the repair narrows tile_f.
+  // f64: 7 x 32 accumulators and a filter row take all 32 registers (allowed, measured
+  // faster than 7 x 16); 8 x 32 would need 36, so the repair narrows tile_f there.
   KnobValues f64 = default_for(conv2d(9, 512, "f64"));
   EXPECT_EQ(f64["tile_ow"], "7");
-  EXPECT_EQ(f64["tile_f"], "16");
+  EXPECT_EQ(f64["tile_f"], "32");
+  KnobValues f64_wider = default_for(conv2d(10, 512, "f64"));
+  EXPECT_EQ(f64_wider["tile_ow"], "8");
+  EXPECT_EQ(f64_wider["tile_f"], "16");
 }
 
 // depthwise_2d_decomposed splits off partial tiles in ow and c, so its defaults only
