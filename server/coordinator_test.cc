@@ -131,33 +131,45 @@ mtune::v1::JobSpec ConfirmationOfSmallMatmul(uint32_t top) {
   return confirm;
 }
 
-TEST(Coordinator, AConfirmationJobMeasuresItsBestStoredCandidatesUntilTheRankingHolds) {
-  ScratchDir scratch;
-  auto store = db::Store::Open(scratch.Path("mtune.sqlite"));
-  ASSERT_TRUE(store.ok()) << store.status();
-  Coordinator coordinator(store->get(), CoordinatorOptions());
-  const std::string worker = RegisterTestWorker(coordinator);
+// A coordinator on a fresh SQLite file, with a registered test worker.
+class CoordinatorOnAStore : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto store = db::Store::Open(scratch_.Path("mtune.sqlite"));
+    ASSERT_TRUE(store.ok()) << store.status();
+    store_ = *std::move(store);
+    coordinator_ = std::make_unique<Coordinator>(store_.get(), CoordinatorOptions());
+    worker_ = RegisterTestWorker(*coordinator_);
+  }
+
+  ScratchDir scratch_;
+  std::unique_ptr<db::Store> store_;
+  std::unique_ptr<Coordinator> coordinator_;
+  std::string worker_;
+};
+
+TEST_F(CoordinatorOnAStore, AConfirmationJobMeasuresItsBestStoredCandidatesUntilTheRankingHolds) {
   // Measured at 10, 20, ..., 50 GFLOP/s: the last is best.
-  const std::vector<std::string> hashes = TuneAtRisingSpeeds(coordinator, worker, 5, 1);
+  const std::vector<std::string> hashes = TuneAtRisingSpeeds(*coordinator_, worker_, 5, 1);
   ASSERT_EQ(hashes.size(), 5u);
 
-  auto confirming = coordinator.SubmitJob(ConfirmationOfSmallMatmul(2));
+  auto confirming = coordinator_->SubmitJob(ConfirmationOfSmallMatmul(2));
   ASSERT_TRUE(confirming.ok()) << confirming.status();
   EXPECT_EQ(confirming->trials_total(), 6u) << "at most 3 measurements per place";
   // The two best, best first. The best's 50 was a lucky burst: it measures 1 now,
   // and counts with the lower of its two, behind the one measured at 30 once...
-  EXPECT_EQ(MeasureNext(coordinator, worker, 1.0), hashes[4]);
-  EXPECT_EQ(MeasureNext(coordinator, worker, 39.0), hashes[3]);
+  EXPECT_EQ(MeasureNext(*coordinator_, worker_, 1.0), hashes[4]);
+  EXPECT_EQ(MeasureNext(*coordinator_, worker_, 39.0), hashes[3]);
   // ...which is among the best two now, so it is measured again too.
-  EXPECT_EQ(MeasureNext(coordinator, worker, 29.0), hashes[2]);
-  auto ended = coordinator.GetJob(confirming->id());
+  EXPECT_EQ(MeasureNext(*coordinator_, worker_, 29.0), hashes[2]);
+  auto ended = coordinator_->GetJob(confirming->id());
   ASSERT_TRUE(ended.ok()) << ended.status();
   EXPECT_EQ(ended->state(), mtune::v1::JOB_STATE_SUCCEEDED);
   EXPECT_EQ(ended->trials_done(), 3u);
   EXPECT_THAT(ended->message(), HasSubstr("its best 2 measured again after 3 trials"));
 
   // Ranked by the lower of two measurements: the runner-up (40 and 39) is best now.
-  auto best = (*store)->GetBest(kSmallMatmul, "");
+  auto best = store_->GetBest(kSmallMatmul, "");
   ASSERT_TRUE(best.ok()) << best.status();
   EXPECT_EQ(best->candidate().hash(), hashes[3]);
   EXPECT_EQ(best->measurements(), 2u);
@@ -168,15 +180,10 @@ TEST(Coordinator, AConfirmationJobMeasuresItsBestStoredCandidatesUntilTheRanking
 // results measured with the old text stay with the old candidate (and the script it
 // ran) and count as such; a confirmation does not measure its knobs again as if they
 // were that candidate.
-TEST(Coordinator, ACandidateMeasuredWithAnotherTextOfItsTemplateIsAnotherCandidate) {
-  ScratchDir scratch;
-  auto store = db::Store::Open(scratch.Path("mtune.sqlite"));
-  ASSERT_TRUE(store.ok()) << store.status();
-  Coordinator coordinator(store->get(), CoordinatorOptions());
-  const std::string worker = RegisterTestWorker(coordinator);
-  const std::vector<std::string> hashes = TuneAtRisingSpeeds(coordinator, worker, 2, 1);
+TEST_F(CoordinatorOnAStore, ACandidateMeasuredWithAnotherTextOfItsTemplateIsAnotherCandidate) {
+  const std::vector<std::string> hashes = TuneAtRisingSpeeds(*coordinator_, worker_, 2, 1);
   ASSERT_EQ(hashes.size(), 2u);
-  auto results = (*store)->ListResults(0, kSmallMatmul, 1);
+  auto results = store_->ListResults(0, kSmallMatmul, 1);
   ASSERT_TRUE(results.ok() && results->size() == 1u) << results.status();
   const mtune::v1::TrialResult& best_now = results->front();
   ASSERT_EQ(best_now.candidate().hash(), hashes[1]);
@@ -188,37 +195,32 @@ TEST(Coordinator, ACandidateMeasuredWithAnotherTextOfItsTemplateIsAnotherCandida
       strategies::ValuesOf(best_now.candidate()));
   ASSERT_NE(older.candidate().hash(), hashes[1]);
   older.mutable_result()->set_gflops(90.0);
-  ASSERT_TRUE((*store)->InsertResult(older, "// the older script").ok());
-  auto best = (*store)->GetBest(kSmallMatmul, "");
+  ASSERT_TRUE(store_->InsertResult(older, "// the older script").ok());
+  auto best = store_->GetBest(kSmallMatmul, "");
   ASSERT_TRUE(best.ok()) << best.status();
   EXPECT_EQ(best->candidate().hash(), older.candidate().hash());
   EXPECT_EQ(best->script(), "// the older script");
 
   // Confirming the best 2 measures today's two, not the older text's knobs (which
   // would measure today's best twice over).
-  auto confirming = coordinator.SubmitJob(ConfirmationOfSmallMatmul(2));
+  auto confirming = coordinator_->SubmitJob(ConfirmationOfSmallMatmul(2));
   ASSERT_TRUE(confirming.ok()) << confirming.status();
-  EXPECT_EQ(MeasureNext(coordinator, worker, 21.0), hashes[1]);
-  EXPECT_EQ(MeasureNext(coordinator, worker, 11.0), hashes[0]);
-  auto ended = coordinator.GetJob(confirming->id());
+  EXPECT_EQ(MeasureNext(*coordinator_, worker_, 21.0), hashes[1]);
+  EXPECT_EQ(MeasureNext(*coordinator_, worker_, 11.0), hashes[0]);
+  auto ended = coordinator_->GetJob(confirming->id());
   ASSERT_TRUE(ended.ok()) << ended.status();
   EXPECT_EQ(ended->state(), mtune::v1::JOB_STATE_SUCCEEDED);
   EXPECT_THAT(ended->message(), HasSubstr("its best 2 measured again after 2 trials"));
 }
 
-TEST(Coordinator, AConfirmationOfCandidatesOfAnotherTemplateTextOnlySaysSo) {
-  ScratchDir scratch;
-  auto store = db::Store::Open(scratch.Path("mtune.sqlite"));
-  ASSERT_TRUE(store.ok()) << store.status();
-  Coordinator coordinator(store->get(), CoordinatorOptions());
-  const std::string worker = RegisterTestWorker(coordinator);
+TEST_F(CoordinatorOnAStore, AConfirmationOfCandidatesOfAnotherTemplateTextOnlySaysSo) {
   mtune::v1::JobSpec search;
   search.add_problems(kSmallMatmul);
   search.set_trials(1);
   search.set_search("random");
-  auto job = coordinator.SubmitJob(search);
+  auto job = coordinator_->SubmitJob(search);
   ASSERT_TRUE(job.ok()) << job.status();
-  auto task = coordinator.NextTask(worker, 2);
+  auto task = coordinator_->NextTask(worker_, 2);
   ASSERT_TRUE(task.ok() && *task != nullptr);
   // The only stored result: the task's knobs, measured with another text of the
   // template (as a store tuned by an earlier build holds).
@@ -232,10 +234,10 @@ TEST(Coordinator, AConfirmationOfCandidatesOfAnotherTemplateTextOnlySaysSo) {
       strategies::ValuesOf((*task)->candidate()));
   other.mutable_result()->set_status(mtune::v1::RESULT_STATUS_OK);
   other.mutable_result()->set_gflops(10.0);
-  absl::StatusOr<bool> inserted = (*store)->InsertResult(other, "// the other script");
+  absl::StatusOr<bool> inserted = store_->InsertResult(other, "// the other script");
   ASSERT_TRUE(inserted.ok()) << inserted.status();
 
-  auto refused = coordinator.SubmitJob(ConfirmationOfSmallMatmul(1));
+  auto refused = coordinator_->SubmitJob(ConfirmationOfSmallMatmul(1));
   ASSERT_FALSE(refused.ok());
   EXPECT_THAT(refused.status().message(),
               HasSubstr("its 1 stored candidate of template matmul_packed was measured with another "
@@ -274,42 +276,33 @@ TEST(Coordinator, AConfirmationJobResumedAfterARestartGoesOnFromTheStoredRanking
   EXPECT_EQ(ended->spec().confirm_top(), 2u);
 }
 
-TEST(Coordinator, AConfirmationJobStopsAtThreeMeasurementsPerPlace) {
-  ScratchDir scratch;
-  auto store = db::Store::Open(scratch.Path("mtune.sqlite"));
-  ASSERT_TRUE(store.ok()) << store.status();
-  Coordinator coordinator(store->get(), CoordinatorOptions());
-  const std::string worker = RegisterTestWorker(coordinator);
-  ASSERT_EQ(TuneAtRisingSpeeds(coordinator, worker, 6, 5).size(), 6u);
-  auto confirming = coordinator.SubmitJob(ConfirmationOfSmallMatmul(1));
+TEST_F(CoordinatorOnAStore, AConfirmationJobStopsAtThreeMeasurementsPerPlace) {
+  ASSERT_EQ(TuneAtRisingSpeeds(*coordinator_, worker_, 6, 5).size(), 6u);
+  auto confirming = coordinator_->SubmitJob(ConfirmationOfSmallMatmul(1));
   ASSERT_TRUE(confirming.ok()) << confirming.status();
   // Every best so far collapses when measured again: the job gives up after 3.
-  for (int i = 0; i < 3; ++i) MeasureNext(coordinator, worker, 1.0);
-  auto ended = coordinator.GetJob(confirming->id());
+  for (int i = 0; i < 3; ++i) MeasureNext(*coordinator_, worker_, 1.0);
+  auto ended = coordinator_->GetJob(confirming->id());
   ASSERT_TRUE(ended.ok()) << ended.status();
   EXPECT_EQ(ended->state(), mtune::v1::JOB_STATE_SUCCEEDED);
   EXPECT_EQ(ended->trials_done(), 3u);
   EXPECT_THAT(ended->message(), HasSubstr("confirmation budget of 3 spent after 3 trials"));
 }
 
-TEST(Coordinator, AConfirmationJobIsRefusedWithATrialBudgetOrNothingStored) {
-  ScratchDir scratch;
-  auto store = db::Store::Open(scratch.Path("mtune.sqlite"));
-  ASSERT_TRUE(store.ok()) << store.status();
-  Coordinator coordinator(store->get(), CoordinatorOptions());
+TEST_F(CoordinatorOnAStore, AConfirmationJobIsRefusedWithATrialBudgetOrNothingStored) {
   mtune::v1::JobSpec confirm = ConfirmationOfSmallMatmul(3);
   confirm.set_trials(8);
-  auto with_trials = coordinator.SubmitJob(confirm);
+  auto with_trials = coordinator_->SubmitJob(confirm);
   ASSERT_FALSE(with_trials.ok());
   EXPECT_THAT(with_trials.status().message(), HasSubstr("takes no trial budget"));
 
   confirm.set_trials(0);
-  auto nothing_stored = coordinator.SubmitJob(confirm);
+  auto nothing_stored = coordinator_->SubmitJob(confirm);
   ASSERT_FALSE(nothing_stored.ok());
   EXPECT_THAT(nothing_stored.status().message(),
               HasSubstr("nothing to confirm for matmul:m=64,n=64,k=64:f32"));
   // Refused before anything was stored.
-  EXPECT_TRUE((*store)->ListJobIds(mtune::v1::JOB_STATE_RUNNING)->empty());
+  EXPECT_TRUE(store_->ListJobIds(mtune::v1::JOB_STATE_RUNNING)->empty());
 }
 
 }  // namespace
