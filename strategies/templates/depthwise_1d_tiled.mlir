@@ -22,9 +22,10 @@ module attributes {transform.with_named_sequence} {
     // Channel tiles (the vector lanes): 32, or where its last tile would pad the
     // channels by more than an eighth, the first of 32, 16, 8 that pads least. A
     // partial channel tile makes every tile padded (as for ow above): w = 1026, 3
-    // taps, session 25, one `mtune measure` each, 32 against the new default: C = 24
-    // 121 -> 157 GB/s (8), C = 37 64 -> 99 (8, three runs), C = 40 91 -> 159 (8),
-    // C = 48 133 -> 162 (16), C = 100 104 -> 123 (8); C = 20 lost, 92 -> 84 (8).
+    // taps, session 25, two alternating `mtune measure` runs of 32 and the new
+    // default: C = 24 122-124 -> 161 GB/s (8), C = 40 91-92 -> 161 (8), C = 100
+    // 116-117 -> 130-131 (8); C = 37 64 -> 99 (8, three runs); C = 48 133 -> 162 (16,
+    // one run); C = 20 lost, 98 -> 85-87 (8).
     %tc = transform.tune.knob<"tile_c"> = 32 from options = [8, 16, 32, 64] {mtune.tiles = "c", mtune.padded_default = "32, 16, 8"} -> !transform.param<i64>
 
     %tiled = transform.tune.alternatives<"loop_order"> selected_region = 0 attributes {mtune.labels = ["n_ow_c", "n_c_ow"]} -> !transform.any_op {
