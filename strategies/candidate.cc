@@ -41,7 +41,42 @@ std::string StableHash(const std::string& text) {
   return buf;
 }
 
-std::string TemplateDigest(const std::string& template_text) { return StableHash(template_text); }
+namespace {
+
+// `text` without its `//` comments (outside double-quoted strings), trailing blanks
+// and blank lines: what the transform interpreter sees.
+std::string WithoutComments(const std::string& text) {
+  std::string out;
+  size_t begin = 0;
+  while (begin < text.size()) {
+    size_t end = text.find('\n', begin);
+    if (end == std::string::npos) end = text.size();
+    size_t code_end = end;
+    bool quoted = false;
+    for (size_t i = begin; i < end; ++i) {
+      if (quoted && text[i] == '\\') {
+        ++i;  // an escaped character, a quote included
+      } else if (text[i] == '"') {
+        quoted = !quoted;
+      } else if (!quoted && text[i] == '/' && i + 1 < end && text[i + 1] == '/') {
+        code_end = i;
+        break;
+      }
+    }
+    while (code_end > begin && (text[code_end - 1] == ' ' || text[code_end - 1] == '\t' ||
+                                text[code_end - 1] == '\r'))
+      --code_end;
+    if (code_end > begin) out.append(text, begin, code_end - begin).push_back('\n');
+    begin = end + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string TemplateDigest(const std::string& template_text) {
+  return StableHash(WithoutComments(template_text));
+}
 
 mtune::v1::Candidate MakeCandidate(const std::string& template_name, const std::string& template_digest,
                                    const KnobValues& values) {

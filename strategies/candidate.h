@@ -11,11 +11,12 @@ namespace mtune::strategies {
 // Knob name -> canonical value text. std::map keeps names sorted, as the canonical form wants.
 using KnobValues = std::map<std::string, std::string>;
 
-// What identifies a version of a template's text: StableHash of the text. Part of
-// every candidate's hash, so that a candidate is the exact script it measured: once
-// a template is edited, its knob values make new candidates, and results measured
-// with the old text stay with the old candidates (and the scripts they ran) instead
-// of being merged with results of the new code.
+// What identifies a version of a template's text: StableHash of the text without its
+// `//` comments and blank lines. Part of every candidate's hash, so that a candidate
+// is the exact script it measured: once a template's code is edited, its knob values
+// make new candidates, and results measured with the old code stay with the old
+// candidates (and the scripts they ran) instead of being merged with results of the
+// new code. Editing only comments keeps the candidates.
 std::string TemplateDigest(const std::string& template_text);
 
 // Builds the proto form: sorted knobs, canonical JSON and its hash (of the template

@@ -64,6 +64,10 @@ TEST(Candidate, CanonicalJsonIsSortedAndTyped) {
   EXPECT_NE(c.hash(), MakeCandidate("t", v2, {{"a", "outerproduct"}, {"b", "8"}}).hash());
   EXPECT_TRUE(HasTemplateDigest(c, v1));
   EXPECT_FALSE(HasTemplateDigest(c, v2));
+  // Comments, trailing blanks and blank lines are not code; "//" inside a string is.
+  EXPECT_EQ(TemplateDigest("// why\nmodule {} // note\n\n"), v1);
+  EXPECT_NE(TemplateDigest("module {\"//\"}"), TemplateDigest("module {\""));
+  EXPECT_EQ(TemplateDigest("%a = \"x\\\"//y\" // c"), TemplateDigest("%a = \"x\\\"//y\""));
   EXPECT_EQ(v1.size(), 16u);
 }
 
