@@ -123,6 +123,7 @@ int main(int argc, char** argv) {
   }
   auto knobs = mtune::strategies::ExtractKnobSpace(tpl->text, *problem);
   if (!knobs.ok()) return Fail(std::string(knobs.status().message()));
+  const std::string template_digest = mtune::strategies::TemplateDigest(tpl->text);
   for (const std::string& r : restrictions) {
     std::pair<std::string, std::string> kv = absl::StrSplit(r, absl::MaxSplits('=', 1));
     auto knob = std::find_if(knobs->knobs.begin(), knobs->knobs.end(),
@@ -181,7 +182,7 @@ int main(int argc, char** argv) {
     file << "# mtune ground-truth table v1\n"
          << "# problem: " << problem->Key() << "\n"
          << "# template: " << tpl->name << (template_file.empty() ? "" : " (file " + template_file + ")") << "\n"
-         << "# template_hash: " << mtune::strategies::TemplateDigest(tpl->text) << "\n"
+         << "# template_hash: " << template_digest << "\n"
          << "# restrict: " << absl::StrJoin(restrictions, " ") << "\n"
          << "# knobs: " << mtune::bench::FormatSpace(space) << "\n"
          << "# derived_knobs: " << DerivedKnobNames(candidates.knobs()) << "\n"
@@ -205,7 +206,7 @@ int main(int argc, char** argv) {
     mtune::v1::SandboxRequest request;
     auto* task = request.mutable_measure();
     task->set_problem(problem->Key());
-    *task->mutable_candidate() = mtune::strategies::MakeCandidate(tpl->name, mtune::strategies::TemplateDigest(tpl->text), *values);
+    *task->mutable_candidate() = mtune::strategies::MakeCandidate(tpl->name, template_digest, *values);
     auto script = mtune::strategies::Instantiate(tpl->text, *problem, *values);
     mtune::bench::GroundTruthRow row;
     row.index = index;

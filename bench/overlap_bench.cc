@@ -171,6 +171,7 @@ int main(int argc, char** argv) {
   if (!tpl.ok()) return Fail(tpl.status().ToString());
   auto knobs = mtune::strategies::ExtractKnobSpace(tpl->text, *problem);
   if (!knobs.ok()) return Fail(knobs.status().ToString());
+  const std::string template_digest = mtune::strategies::TemplateDigest(tpl->text);
   mtune::search::Space space;
   for (const auto& k : knobs->knobs) space.knobs.push_back({k.name, k.options});
   const uint64_t size = mtune::search::SpaceSize(space);
@@ -189,7 +190,7 @@ int main(int argc, char** argv) {
     v1::Task task;
     task.set_task_id(tasks.size() + 1);
     task.set_problem(problem->Key());
-    *task.mutable_candidate() = mtune::strategies::MakeCandidate(tpl->name, mtune::strategies::TemplateDigest(tpl->text), values);
+    *task.mutable_candidate() = mtune::strategies::MakeCandidate(tpl->name, template_digest, values);
     task.set_script(*script);
     task.set_time_limit_s(time_limit_s);
     task.set_min_measure_s(min_time_s);

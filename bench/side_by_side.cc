@@ -114,6 +114,7 @@ absl::Status TuneProblem(const strategies::Problem& problem, const TuneOptions& 
   if (!tpl.ok()) return tpl.status();
   auto knobs = strategies::ExtractKnobSpace(tpl->text, problem);
   if (!knobs.ok()) return knobs.status();
+  const std::string template_digest = strategies::TemplateDigest(tpl->text);
   // Searched over the free knobs, as by the coordinator (derived ones are solved).
   const server::CandidateSpace candidates(*knobs);
   const search::Space& space = candidates.search_space();
@@ -165,7 +166,7 @@ absl::Status TuneProblem(const strategies::Problem& problem, const TuneOptions& 
       result.set_error(std::string(script.status().message()));
     } else {
       task.set_problem(problem.Key());
-      *task.mutable_candidate() = strategies::MakeCandidate(tpl->name, strategies::TemplateDigest(tpl->text), *values);
+      *task.mutable_candidate() = strategies::MakeCandidate(tpl->name, template_digest, *values);
       task.set_script(*script);
       task.set_min_measure_s(options.min_time_s);
       result = measurer.Measure(task, calibration);

@@ -193,12 +193,14 @@ absl::StatusOr<std::unique_ptr<Coordinator::JobRun>> Coordinator::PlanJob(
       // confirm_top, so the job may measure more than confirm_top; at most this.
       const uint32_t cap = kConfirmationsPerPlace * spec.confirm_top();
       run->budget = cap > measured.size() ? cap - static_cast<uint32_t>(measured.size()) : 0;
-      if (auto queued = QueueCandidatesToConfirm(*run); !queued.ok()) return queued.status();
-      if (run->to_confirm.empty() && !resuming && run->other_text_candidates > 0)
+      auto queued = QueueCandidatesToConfirm(*run);
+      if (!queued.ok()) return queued.status();
+      const uint32_t other_text = queued->other_text_candidates;
+      if (run->to_confirm.empty() && !resuming && other_text > 0)
         return absl::InvalidArgumentError(absl::StrCat(
-            "nothing to confirm for ", problem->Key(), ": its ", run->other_text_candidates,
-            run->other_text_candidates == 1 ? " stored candidate" : " stored candidates", " of template ",
-            tpl->name, run->other_text_candidates == 1 ? " was" : " were",
+            "nothing to confirm for ", problem->Key(), ": its ", other_text,
+            other_text == 1 ? " stored candidate" : " stored candidates", " of template ",
+            tpl->name, other_text == 1 ? " was" : " were",
             " measured with another text of that template than this build's "
             "(tune it again: a warm start measures their knob values first)"));
       if (run->to_confirm.empty() && !resuming)
@@ -311,7 +313,7 @@ std::vector<search::Point> Coordinator::WarmStartSeeds(const ProblemRun& run,
   return seeds;
 }
 
-absl::StatusOr<bool> Coordinator::QueueCandidatesToConfirm(ProblemRun& run) const {
+absl::StatusOr<Coordinator::ConfirmRanking> Coordinator::QueueCandidatesToConfirm(ProblemRun& run) const {
   auto ranked = store_->ListRankedCandidates(run.problem.Key(), 0);
   if (!ranked.ok()) return ranked.status();
   std::set<std::string> among_best;
@@ -334,13 +336,13 @@ absl::StatusOr<bool> Coordinator::QueueCandidatesToConfirm(ProblemRun& run) cons
     among_best.insert(candidate.hash());
     if (!run.confirmed.contains(candidate.hash())) unmeasured.emplace_back(candidate.hash(), *std::move(point));
   }
-  run.other_text_candidates = static_cast<uint32_t>(other_text.size());
   for (auto& [hash, point] : unmeasured) {
     if (run.proposed + run.to_confirm.size() >= run.budget) break;
     run.confirmed.insert(hash);
     run.to_confirm.push_back(std::move(point));
   }
-  return unmeasured.empty();
+  return ConfirmRanking{.all_measured = unmeasured.empty(),
+                        .other_text_candidates = static_cast<uint32_t>(other_text.size())};
 }
 
 std::vector<search::PriorResult> Coordinator::WarmStartPrior(const ProblemRun& run,
@@ -568,15 +570,15 @@ bool Coordinator::ProposeOneLocked(JobRun& job, ProblemRun& run) {
       // Re-ranked only once every proposal is measured: until then the ranking is
       // about to move.
       if (run.proposed != run.finished) return false;
-      absl::StatusOr<bool> all_measured = QueueCandidatesToConfirm(run);
-      if (!all_measured.ok()) {
+      absl::StatusOr<ConfirmRanking> ranking = QueueCandidatesToConfirm(run);
+      if (!ranking.ok()) {
         StopProblemLocked(run, job.id,
-                          absl::StrCat("cannot rank its stored candidates: ", all_measured.status().message()));
+                          absl::StrCat("cannot rank its stored candidates: ", ranking.status().message()));
         return false;
       }
       if (run.to_confirm.empty()) {
         StopProblemLocked(run, job.id,
-                          *all_measured ? absl::StrCat("its best ", run.confirm_top, " measured again")
+                          ranking->all_measured ? absl::StrCat("its best ", run.confirm_top, " measured again")
                                         : absl::StrCat("confirmation budget of ",
                                                        kConfirmationsPerPlace * run.confirm_top, " spent"));
         return false;

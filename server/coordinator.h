@@ -178,9 +178,6 @@ class Coordinator {
     std::deque<search::Point> to_confirm;
     // Stored hashes of the candidates the job has proposed or measured.
     std::set<std::string> confirmed;
-    // Ranked candidates passed over because another text of the template measured
-    // them (see QueueCandidatesToConfirm), at the last ranking.
-    uint32_t other_text_candidates = 0;
     double best_total_s = 0;     // shortest OK task wall time so far (0: none yet)
   };
   struct JobRun {
@@ -247,8 +244,13 @@ class Coordinator {
   // Queues the candidates of `run`'s confirmation (see ProblemRun::confirm_top)
   // still to measure now, at most what its budget has left: the best confirm_top
   // stored candidates of its problem and template (ranked by median, any target)
-  // that are not in run.confirmed. True when there are none (all measured).
-  absl::StatusOr<bool> QueueCandidatesToConfirm(ProblemRun& run) const;
+  // that are not in run.confirmed.
+  struct ConfirmRanking {
+    bool all_measured = false;  // none of the best confirm_top is left to measure
+    // Ranked candidates passed over: measured with another text of the template.
+    uint32_t other_text_candidates = 0;
+  };
+  absl::StatusOr<ConfirmRanking> QueueCandidatesToConfirm(ProblemRun& run) const;
   // The `nearest` problems' stored results of `run`'s template, for `model` to learn
   // from (features against their own problems, scores relative to their best).
   std::vector<search::PriorResult> WarmStartPrior(const ProblemRun& run,
