@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "strategies/figure.h"
 
 namespace mtune::client {
 namespace {
@@ -35,6 +36,31 @@ int ProblemColumnWidth(const Rows& rows, int minimum) {
   int width = minimum;
   for (const auto& row : rows) width = std::max(width, static_cast<int>(row.problem().size()));
   return width;
+}
+
+// Whether a problem's results are shown in GB/s rather than GFLOP/s (a transpose or
+// a copy has no arithmetic: strategies/figure.h). A key this build does not know is
+// shown in GFLOP/s.
+bool InGbps(const std::string& problem_key) {
+  auto problem = strategies::ParseProblemKey(problem_key);
+  return problem.ok() && strategies::MeasuredInGbps(*problem);
+}
+
+// "152.9 GFLOP/s" or "61.3 GB/s": the figure a problem's results are compared by.
+std::string FigureText(const std::string& problem_key, const mtune::v1::Result& r) {
+  return InGbps(problem_key) ? absl::StrFormat("%.1f GB/s", r.gbps())
+                             : absl::StrFormat("%.1f GFLOP/s", r.gflops());
+}
+
+// What the roofline fraction is of: the GFLOP/s bound, or for a kernel that moves
+// data only, the copy bandwidth of the memory level its footprint fits.
+std::string RooflineText(const std::string& problem_key, const mtune::v1::Result& r) {
+  const std::string level = r.roofline_level().empty() ? "?" : r.roofline_level();
+  if (InGbps(problem_key))
+    return absl::StrFormat("%.2f of the %s copy bandwidth, %.1f GB/s", r.fraction_of_roofline(),
+                           level, r.fraction_of_roofline() > 0 ? r.gbps() / r.fraction_of_roofline() : 0.0);
+  return absl::StrFormat("%.2f of %.1f GFLOP/s (footprint fits %s)", r.fraction_of_roofline(),
+                         r.roofline_gflops(), level);
 }
 
 }  // namespace
@@ -72,11 +98,10 @@ std::string FormatBest(const mtune::v1::BestStrategy& best) {
       "  template  %s\n"
       "  knobs     %s\n"
       "  speed     %.1f GFLOP/s, %.1f GB/s, median %.3f ms (cv %.1f%%)\n"
-      "  roofline  %.2f of %.1f GFLOP/s (footprint fits %s)\n",
+      "  roofline  %s\n",
       best.problem(), best.target().id(), best.candidate().template_name(),
       best.candidate().canonical_json(), r.gflops(), r.gbps(), r.timing().median_s() * 1e3,
-      r.timing().cv() * 100, r.fraction_of_roofline(), r.roofline_gflops(),
-      r.roofline_level().empty() ? "?" : r.roofline_level()) +
+      r.timing().cv() * 100, RooflineText(best.problem(), r)) +
          (best.other_template_text()
               // Confirmation would refuse it: only a new job measures its knobs again.
               ? absl::StrFormat("  note      measured with another text of template %s than the "
@@ -102,8 +127,8 @@ std::string FormatJobLine(const mtune::v1::Job& job) {
                                      StateName(job.state()), job.trials_done(), job.trials_total(),
                                      job.trials_failed());
   for (const auto& b : job.best())
-    absl::StrAppendFormat(&line, "; %s best %.1f GFLOP/s (%.2f of roofline)", b.problem(),
-                          b.result().gflops(), b.result().fraction_of_roofline());
+    absl::StrAppendFormat(&line, "; %s best %s (%.2f of roofline)", b.problem(),
+                          FigureText(b.problem(), b.result()), b.result().fraction_of_roofline());
   if (!job.message().empty()) absl::StrAppend(&line, " [", job.message(), "]");
   return line;
 }
@@ -116,12 +141,13 @@ std::string ProgressBar(uint32_t done, uint32_t total, int width) {
 
 std::string FormatResults(const mtune::v1::ListResultsResponse& results) {
   const int key_width = ProblemColumnWidth(results.results(), 34);
-  std::string out = absl::StrFormat("%-6s %-*s %-17s %10s %8s %10s  %s\n", "job", key_width,
-                                    "problem", "status", "GFLOP/s", "roof", "median_ms", "knobs");
+  std::string out =
+      absl::StrFormat("%-6s %-*s %-17s %10s %8s %8s %10s  %s\n", "job", key_width, "problem",
+                      "status", "GFLOP/s", "GB/s", "roof", "median_ms", "knobs");
   for (const auto& t : results.results()) {
     const auto& r = t.result();
-    absl::StrAppendFormat(&out, "%-6d %-*s %-17s %10.1f %8.2f %10.3f  %s\n", t.job_id(),
-                          key_width, t.problem(), StatusName(r.status()), r.gflops(),
+    absl::StrAppendFormat(&out, "%-6d %-*s %-17s %10.1f %8.1f %8.2f %10.3f  %s\n", t.job_id(),
+                          key_width, t.problem(), StatusName(r.status()), r.gflops(), r.gbps(),
                           r.fraction_of_roofline(), r.timing().median_s() * 1e3,
                           t.candidate().canonical_json());
   }
@@ -141,22 +167,26 @@ std::string FormatWorkers(const mtune::v1::ListWorkersResponse& workers) {
 std::string FormatProgress(const mtune::v1::Job& job) {
   if (job.progress().empty()) return "";
   const int key_width = ProblemColumnWidth(job.progress(), 40);
-  std::string out = absl::StrFormat("  %-*s %13s %7s %22s  %s\n", key_width, "problem", "trials",
-                                    "failed", "best GFLOP/s (trial)", "stopped");
+  std::string out = absl::StrFormat("  %-*s %13s %7s %24s  %s\n", key_width, "problem", "trials",
+                                    "failed", "best (trial)", "stopped");
   for (const auto& p : job.progress()) {
     const std::string trials = p.trials_planned() > 0
                                    ? absl::StrCat(p.trials_done(), "/", p.trials_planned())
                                    : absl::StrCat(p.trials_done());
-    const std::string best = p.best_gflops() > 0
-                                 ? absl::StrFormat("%.1f (#%u)", p.best_gflops(), p.best_trial())
-                                 : std::string("-");
+    // A coordinator older than best_figure sends GFLOP/s only.
+    const bool has_figure = !p.unit().empty();
+    const double figure = has_figure ? p.best_figure() : p.best_gflops();
+    const std::string best =
+        figure > 0 ? absl::StrFormat("%.1f %s (#%u)", figure, has_figure ? p.unit() : "GFLOP/s",
+                                     p.best_trial())
+                   : std::string("-");
     std::string note = p.stopped();
     if (p.warm_start_seeds() > 0)
       note = absl::StrCat(note, note.empty() ? "" : "; ", p.warm_start_seeds(), " warm-start seeds");
     if (p.warm_start_prior() > 0)
       note = absl::StrCat(note, note.empty() ? "" : "; ", "model prior: ", p.warm_start_prior(),
                           " stored results of nearest problems");
-    out += absl::StrFormat("  %-*s %13s %7u %22s  %s\n", key_width, p.problem(), trials,
+    out += absl::StrFormat("  %-*s %13s %7u %24s  %s\n", key_width, p.problem(), trials,
                            p.trials_failed(), best, note);
   }
   return out;
@@ -166,12 +196,17 @@ std::string FormatConvergence(const mtune::v1::ConvergenceResponse& convergence,
                               int height) {
   std::string out;
   for (const auto& problem : convergence.problems()) {
-    const int n = problem.gflops_size();
+    // GFLOP/s, or GB/s for a problem without arithmetic; a coordinator older than
+    // `figures` sends GFLOP/s only.
+    const bool has_figures = !problem.unit().empty();
+    const auto& values = has_figures ? problem.figures() : problem.gflops();
+    const std::string unit = has_figures ? problem.unit() : "GFLOP/s";
+    const int n = values.size();
     out += absl::StrFormat("%s: %d trials\n", problem.problem(), n);
     std::vector<double> best(n);
     double top = 0;
     for (int i = 0; i < n; ++i) {
-      top = std::max(top, problem.gflops(i));
+      top = std::max(top, values[i]);
       best[i] = top;
     }
     if (top <= 0) {
@@ -185,8 +220,8 @@ std::string FormatConvergence(const mtune::v1::ConvergenceResponse& convergence,
     };
     for (int i = 0; i < n; ++i) {
       const int col = static_cast<int>(static_cast<int64_t>(i) * cols / n);
-      if (problem.gflops(i) > 0 && grid[row_of(problem.gflops(i))][col] == ' ')
-        grid[row_of(problem.gflops(i))][col] = '.';
+      if (values[i] > 0 && grid[row_of(values[i])][col] == ' ')
+        grid[row_of(values[i])][col] = '.';
     }
     for (int col = 0; col < cols; ++col) {
       // The best so far at the last trial of the column.
@@ -197,7 +232,7 @@ std::string FormatConvergence(const mtune::v1::ConvergenceResponse& convergence,
       const double value = top * (height - 1 - r) / (height - 1);
       out += absl::StrFormat("  %8.1f |%s\n", value, grid[r]);
     }
-    out += absl::StrFormat("  %8s +%s\n", "GFLOP/s", std::string(cols, '-'));
+    out += absl::StrFormat("  %8s +%s\n", unit, std::string(cols, '-'));
     const std::string last_label = absl::StrCat(n);
     out += absl::StrFormat("  %8s  1%s%s  (trial)\n", "",
                            std::string(std::max<int>(1, cols - 1 - last_label.size()), ' '),
@@ -205,8 +240,8 @@ std::string FormatConvergence(const mtune::v1::ConvergenceResponse& convergence,
     std::string improvements;
     double seen = 0;
     for (int i = 0; i < n; ++i) {
-      if (problem.gflops(i) > seen) {
-        seen = problem.gflops(i);
+      if (values[i] > seen) {
+        seen = values[i];
         improvements += absl::StrFormat(" #%d:%.1f", i + 1, seen);
       }
     }
@@ -216,8 +251,8 @@ std::string FormatConvergence(const mtune::v1::ConvergenceResponse& convergence,
         if (best[i] >= fraction * top) return i + 1;
       return n;
     };
-    out += absl::StrFormat("  95%% of the best at trial %d, 99%% at trial %d, best %.1f GFLOP/s\n\n",
-                           reach(0.95), reach(0.99), top);
+    out += absl::StrFormat("  95%% of the best at trial %d, 99%% at trial %d, best %.1f %s\n\n",
+                           reach(0.95), reach(0.99), top, unit);
   }
   return out;
 }

@@ -27,7 +27,8 @@ std::string FormatResults(const mtune::v1::ListResultsResponse& results);
 // trial that found it), why it stopped; empty for a job without progress rows.
 std::string FormatProgress(const mtune::v1::Job& job);
 
-// `mtune explain`: per problem, a text chart of best-so-far GFLOP/s against trial
+// `mtune explain`: per problem, a text chart of best-so-far GFLOP/s (GB/s for a
+// problem without arithmetic) against trial
 // (each trial's own figure as '.', the best-so-far line as '*'), then the trials
 // that improved the best and the trials to reach 95% and 99% of the final best.
 std::string FormatConvergence(const mtune::v1::ConvergenceResponse& convergence, int width = 60,

@@ -91,5 +91,44 @@ TEST(FormatResults, AlignsColumnsPastTheLongestProblemKey) {
   for (size_t i = 1; i < lines.size(); ++i) EXPECT_EQ(lines[i].find(" ok ") + 1, column) << lines[i];
 }
 
+// A transpose has no arithmetic: its figures are GB/s wherever the CLI shows a best.
+TEST(FormatFigures, AProblemWithoutArithmeticIsShownInGbps) {
+  const std::string transpose = "transpose_2d:m=100,n=130:f32";
+  mtune::v1::BestStrategy best;
+  best.set_problem(transpose);
+  best.mutable_result()->set_gbps(61.3);
+  best.mutable_result()->set_fraction_of_roofline(0.5);
+  best.mutable_result()->set_roofline_level("L2");
+  EXPECT_THAT(FormatBest(best), ::testing::HasSubstr("roofline  0.50 of the L2 copy bandwidth, 122.6 GB/s"));
+
+  mtune::v1::Job job;
+  job.set_id(3);
+  job.set_state(mtune::v1::JOB_STATE_SUCCEEDED);
+  *job.add_best() = best;
+  EXPECT_THAT(FormatJobLine(job), ::testing::HasSubstr(transpose + " best 61.3 GB/s (0.50 of roofline)"));
+
+  auto* progress = job.add_progress();
+  progress->set_problem(transpose);
+  progress->set_trials_done(4);
+  progress->set_unit("GB/s");
+  progress->set_best_figure(61.3);
+  progress->set_best_trial(3);
+  const std::string table = FormatProgress(job);
+  EXPECT_THAT(table, ::testing::HasSubstr("61.3 GB/s (#3)"));
+  EXPECT_THAT(table, ::testing::Not(::testing::HasSubstr(" - "))) << table;
+
+  mtune::v1::ConvergenceResponse convergence;
+  auto* problem = convergence.add_problems();
+  problem->set_problem(transpose);
+  problem->set_unit("GB/s");
+  for (double gbps : {20.0, 0.0, 61.3}) {
+    problem->add_figures(gbps);
+    problem->add_gflops(0);
+  }
+  const std::string chart = FormatConvergence(convergence);
+  EXPECT_THAT(chart, ::testing::Not(::testing::HasSubstr("no successful trial"))) << chart;
+  EXPECT_THAT(chart, ::testing::HasSubstr("95% of the best at trial 3, 99% at trial 3, best 61.3 GB/s"));
+}
+
 }  // namespace
 }  // namespace mtune::client

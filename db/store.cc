@@ -129,12 +129,14 @@ enum TrialColumn {
 };
 
 // ?1 job (0 = any), ?2 problem ('' = any), ?3 limit (-1 = all). Failures sort
-// after every OK result regardless of the (meaningless) gflops they carry.
+// after every OK result regardless of the (meaningless) gflops they carry. GB/s
+// orders the results of problems without arithmetic (0 GFLOP/s: transpose, copy).
 constexpr char kListResultsSql[] =
     "SELECT " MTUNE_DB_TRIAL_COLUMNS
     " FROM results r JOIN candidates c ON c.hash = r.candidate_hash"
     " WHERE (?1 = 0 OR r.job_id = ?1) AND (?2 = '' OR r.problem = ?2)"
-    " ORDER BY r.status <> 1, CASE WHEN r.status = 1 THEN r.gflops END DESC, r.id"
+    " ORDER BY r.status <> 1, CASE WHEN r.status = 1 THEN r.gflops END DESC,"
+    " CASE WHEN r.status = 1 THEN r.gbps END DESC, r.id"
     " LIMIT ?3";
 
 // The ranking that defines "best", repeated in each best query. A candidate measured
@@ -143,14 +145,16 @@ constexpr char kListResultsSql[] =
 // count: on a host whose speed drifts from minute to minute, one fast minute must not
 // decide the best for good (a matmul's stored 192.6 GFLOP/s measured 163.7 when its
 // next job re-proposed it, and 150-152 in the bench). Among those per-candidate
-// medians: highest GFLOP/s, then lowest median time, then the earliest result (stable
-// answers). `SCOPE` selects the results `b` of one problem (and target, or job);
-// MTUNE_DB_CANDIDATE_MEDIANS yields each candidate's median result `m`, best first,
-// and MTUNE_DB_BEST_RESULT_ID the id of the first.
+// medians: highest GFLOP/s, then lowest median time (what ranks a transpose or a
+// copy, whose GFLOP/s are 0), then the earliest result (stable answers). A
+// candidate's median is by GFLOP/s, then GB/s for the same reason. `SCOPE` selects
+// the results `b` of one problem (and target, or job); MTUNE_DB_CANDIDATE_MEDIANS
+// yields each candidate's median result `m`, best first, and MTUNE_DB_BEST_RESULT_ID
+// the id of the first.
 #define MTUNE_DB_CANDIDATE_MEDIANS(SCOPE)                                                 \
   "(SELECT b.id, b.gflops, b.median_s,"                                                  \
   " ROW_NUMBER() OVER (PARTITION BY b.candidate_hash, b.target_id"                       \
-  " ORDER BY b.gflops, b.id) AS position,"                                               \
+  " ORDER BY b.gflops, b.gbps, b.id) AS position,"                                       \
   " COUNT(*) OVER (PARTITION BY b.candidate_hash, b.target_id) AS measured"              \
   " FROM results b WHERE " SCOPE " AND b.status = 1) m"                                  \
   " WHERE m.position = (m.measured + 1) / 2"                                             \

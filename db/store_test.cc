@@ -382,6 +382,39 @@ TEST_F(StoreTest, ARemeasuredCandidateCountsWithItsMedianResult) {
   EXPECT_EQ(job->best(0).result().gflops(), 40);
 }
 
+// A transpose has no arithmetic: its results all carry 0 GFLOP/s, and GB/s ranks
+// them, both a candidate's median and the candidates (and the list of results).
+TEST_F(StoreTest, ResultsWithoutArithmeticAreRankedByTheirBandwidth) {
+  const std::string transpose = "transpose_2d:m=64,n=64:f32";
+  auto at_gbps = [&](int64_t job_id, int tile_m, double gbps) {
+    v1::TrialResult trial = MakeTrial(job_id, transpose, kZen4, tile_m, kOk, 0);
+    trial.mutable_result()->set_gbps(gbps);
+    trial.mutable_result()->mutable_timing()->set_median_s(1.0 / gbps);
+    return trial;
+  };
+  const int64_t first = NewJob({transpose});
+  Insert(at_gbps(first, 8, 40));
+  Insert(at_gbps(first, 16, 30));
+  EXPECT_EQ(store_->GetBest(transpose, kZen4)->candidate().hash(), Hash(8));
+  // Measured again at 20 GB/s, candidate 8 counts with the lower of its two.
+  const int64_t second = NewJob({transpose});
+  Insert(at_gbps(second, 8, 20));
+  Insert(at_gbps(second, 32, 35));
+  absl::StatusOr<v1::BestStrategy> best = store_->GetBest(transpose, kZen4);
+  ASSERT_TRUE(best.ok()) << best.status();
+  EXPECT_EQ(best->candidate().hash(), Hash(32));
+  absl::StatusOr<std::vector<v1::TrialResult>> ranked = store_->ListRankedCandidates(transpose, 0);
+  ASSERT_TRUE(ranked.ok()) << ranked.status();
+  std::vector<double> ranked_gbps;
+  for (const auto& trial : *ranked) ranked_gbps.push_back(trial.result().gbps());
+  EXPECT_THAT(ranked_gbps, ElementsAre(35, 30, 20));
+  absl::StatusOr<std::vector<v1::TrialResult>> listed = store_->ListResults(0, transpose, 0);
+  ASSERT_TRUE(listed.ok()) << listed.status();
+  std::vector<double> listed_gbps;
+  for (const auto& trial : *listed) listed_gbps.push_back(trial.result().gbps());
+  EXPECT_THAT(listed_gbps, ElementsAre(40, 35, 30, 20)) << "best first";
+}
+
 TEST_F(StoreTest, GetJobCountsTrialsAndReportsBestPerProblem) {
   const int64_t job_id = NewJob({kMatmul512, kConv, kMatmul256});
   Insert(MakeTrial(job_id, kMatmul512, kSapphireRapids, 8, kOk, 10));

@@ -22,7 +22,8 @@ struct Observation {
   Point point;
   // False for any failed candidate (invalid, compile error, wrong result, timeout, crash).
   bool ok = false;
-  // Achieved GFLOP/s; higher is better; ignored when !ok.
+  // Achieved GFLOP/s (GB/s for a kernel without arithmetic); higher is better;
+  // ignored when !ok.
   double score = 0.0;
 };
 

@@ -11,6 +11,7 @@
 #include "strategies/candidate.h"
 #include "strategies/default_candidate.h"
 #include "strategies/features.h"
+#include "strategies/figure.h"
 #include "strategies/template_library.h"
 
 namespace mtune::server {
@@ -356,14 +357,13 @@ std::vector<search::PriorResult> Coordinator::WarmStartPrior(const ProblemRun& r
     // machine's results say the same about the knobs as a faster one's.
     std::map<std::string, double> best_per_target;
     for (const auto& trial : *results)
-      if (trial.result().status() == mtune::v1::RESULT_STATUS_OK)
-        best_per_target[trial.target_id()] = std::max(best_per_target[trial.target_id()], trial.result().gflops());
+      best_per_target[trial.target_id()] =
+          std::max(best_per_target[trial.target_id()], strategies::FigureOf(*other, trial.result()));
     for (const auto& trial : *results) {
       const double best = best_per_target[trial.target_id()];
       if (trial.candidate().template_name() != run.template_name || best <= 0) continue;
-      const bool ok = trial.result().status() == mtune::v1::RESULT_STATUS_OK;
       prior.push_back({strategies::CandidateFeatures(*other, strategies::ValuesOf(trial.candidate())),
-                       ok ? trial.result().gflops() / best : 0.0});
+                       strategies::FigureOf(*other, trial.result()) / best});
     }
   }
   return prior;
@@ -435,10 +435,12 @@ absl::StatusOr<mtune::v1::Job> Coordinator::GetJob(int64_t job_id) {
   for (const auto& problem : convergence->problems()) {
     mtune::v1::ProblemProgress* progress = job->add_progress();
     progress->set_problem(problem.problem());
-    progress->set_trials_done(problem.gflops_size());
-    for (int i = 0; i < problem.gflops_size(); ++i) {
-      if (problem.gflops(i) <= 0) progress->set_trials_failed(progress->trials_failed() + 1);
-      if (problem.gflops(i) > progress->best_gflops()) {
+    progress->set_trials_done(problem.figures_size());
+    progress->set_unit(problem.unit());
+    for (int i = 0; i < problem.figures_size(); ++i) {
+      if (problem.figures(i) <= 0) progress->set_trials_failed(progress->trials_failed() + 1);
+      if (problem.figures(i) > progress->best_figure()) {
+        progress->set_best_figure(problem.figures(i));
         progress->set_best_gflops(problem.gflops(i));
         progress->set_best_trial(i + 1);
       }
@@ -466,13 +468,19 @@ absl::StatusOr<mtune::v1::ConvergenceResponse> Coordinator::GetConvergence(int64
     if (!hashes.ok()) return hashes.status();
     auto results = store_->ListResults(job_id, key, 0);
     if (!results.ok()) return results.status();
-    std::map<std::string, double> gflops;
-    for (const auto& trial : *results)
-      gflops[trial.candidate().hash()] =
-          trial.result().status() == mtune::v1::RESULT_STATUS_OK ? trial.result().gflops() : 0.0;
+    auto problem = strategies::ParseProblemKey(key);
+    if (!problem.ok()) return problem.status();
+    std::map<std::string, const mtune::v1::Result*> result_of;
+    for (const auto& trial : *results) result_of[trial.candidate().hash()] = &trial.result();
     mtune::v1::ProblemConvergence* out = response.add_problems();
     out->set_problem(key);
-    for (const std::string& hash : *hashes) out->add_gflops(gflops[hash]);
+    out->set_unit(std::string(strategies::FigureUnit(*problem)));
+    for (const std::string& hash : *hashes) {
+      const mtune::v1::Result* result = result_of[hash];
+      const bool ok = result != nullptr && result->status() == mtune::v1::RESULT_STATUS_OK;
+      out->add_gflops(ok ? result->gflops() : 0.0);
+      out->add_figures(result != nullptr ? strategies::FigureOf(*problem, *result) : 0.0);
+    }
   }
   return response;
 }
@@ -667,9 +675,9 @@ void Coordinator::StopProblemLocked(ProblemRun& run, int64_t job_id, const std::
   run.proposed -= static_cast<uint32_t>(before - queue_.size());
 }
 
-void Coordinator::RecordResultLocked(ProblemRun& run, bool ok, double gflops) {
-  run.scores.push_back(ok ? gflops : 0.0);
-  run.limits->Record(ok, gflops);
+void Coordinator::RecordResultLocked(ProblemRun& run, bool ok, double figure) {
+  run.scores.push_back(ok ? figure : 0.0);
+  run.limits->Record(ok, figure);
 }
 
 void Coordinator::MaybeFinishLocked(JobRun& job) {
@@ -1076,11 +1084,13 @@ void Coordinator::AfterCommitLocked(Released& r, const absl::StatusOr<bool>& ins
       const double total = result.total_s();
       if (ok && total > 0 && (problem->best_total_s == 0 || total < problem->best_total_s))
         problem->best_total_s = total;
+      // GFLOP/s, or GB/s for a problem without arithmetic: with 0 GFLOP/s for every
+      // candidate of a transpose, its search would learn nothing.
+      const double figure = strategies::FigureOf(problem->problem, result);
       if (problem->search)
-        problem->search->Observe(
-          std::vector<search::Observation>{{r.done.point, ok, result.gflops()}});
+        problem->search->Observe(std::vector<search::Observation>{{r.done.point, ok, figure}});
       ++problem->finished;
-      RecordResultLocked(*problem, ok, result.gflops());
+      RecordResultLocked(*problem, ok, figure);
     }
     ++run.version;
     RefillLocked(run);

@@ -71,7 +71,8 @@ class Coordinator {
   absl::StatusOr<mtune::v1::Job> SubmitJob(const mtune::v1::JobSpec& spec);
   // The stored job plus per-problem progress (trials, best so far, why stopped).
   absl::StatusOr<mtune::v1::Job> GetJob(int64_t job_id);
-  // Every stored trial's GFLOP/s per problem, in storing order.
+  // Every stored trial's GFLOP/s (and GB/s where the problem has no FLOPs) per
+  // problem, in storing order.
   absl::StatusOr<mtune::v1::ConvergenceResponse> GetConvergence(int64_t job_id);
   absl::StatusOr<mtune::v1::Job> CancelJob(int64_t job_id);
   // Blocks until the job's progress changes from `seen_version`, it ends, or
@@ -168,7 +169,7 @@ class Coordinator {
     uint32_t warm_start_seeds = 0;
     // Stored results of the nearest problems given to `model` as its prior.
     uint32_t warm_start_prior = 0;
-    std::vector<double> scores;  // each stored result's GFLOP/s (0: failed), in order
+    std::vector<double> scores;  // each stored result's figure (strategies/figure.h; 0: failed), in order
     // A confirmation job's problem (JobSpec.confirm_top) proposes stored candidates
     // instead of asking its search: those ranked among the best confirm_top that the
     // job has not measured, in rank order, re-ranked whenever its proposals are all
@@ -235,7 +236,7 @@ class Coordinator {
   // Stops proposing for `run` and drops its queued (not leased) tasks.
   void StopProblemLocked(ProblemRun& run, int64_t job_id, const std::string& why);
   // Counts one stored result of `run` towards its budgets.
-  void RecordResultLocked(ProblemRun& run, bool ok, double gflops);
+  void RecordResultLocked(ProblemRun& run, bool ok, double figure);
   // Keys of the stored problems nearest to `run`'s (same family; its own key first
   // when it has stored results: an earlier job's results are the nearest there are).
   std::vector<std::string> NearestStoredProblems(const ProblemRun& run) const;

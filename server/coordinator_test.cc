@@ -15,6 +15,7 @@
 namespace mtune::server {
 namespace {
 
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 // A fresh directory, removed on destruction.
@@ -91,14 +92,17 @@ std::string RegisterTestWorker(Coordinator& coordinator) {
   return registered.ok() ? registered->worker_id() : "";
 }
 
-// Leases the next task and reports it OK at `gflops`; returns its candidate's hash.
-std::string MeasureNext(Coordinator& coordinator, const std::string& worker, double gflops) {
+// Leases the next task and reports it OK at `gflops` (and `gbps`); returns its
+// candidate's hash.
+std::string MeasureNext(Coordinator& coordinator, const std::string& worker, double gflops,
+                        double gbps = 0) {
   auto task = coordinator.NextTask(worker, 2);
   EXPECT_TRUE(task.ok() && *task != nullptr);
   if (!task.ok() || *task == nullptr) return "";
   mtune::v1::Result result;
   result.set_status(mtune::v1::RESULT_STATUS_OK);
   result.set_gflops(gflops);
+  result.set_gbps(gbps);
   result.set_total_s(0.5);
   EXPECT_TRUE(coordinator.ReportResult(worker, (*task)->task_id(), result).ok());
   return (*task)->candidate().hash();
@@ -287,6 +291,37 @@ TEST_F(CoordinatorOnAStore, AConfirmationJobStopsAtThreeMeasurementsPerPlace) {
   EXPECT_EQ(ended->state(), mtune::v1::JOB_STATE_SUCCEEDED);
   EXPECT_EQ(ended->trials_done(), 3u);
   EXPECT_THAT(ended->message(), HasSubstr("confirmation budget of 3 spent after 3 trials"));
+}
+
+// A transpose has no arithmetic: every result of it has 0 GFLOP/s, so its search, its
+// patience and its progress go by GB/s. By GFLOP/s no trial would ever improve on the
+// first, and a patience of 2 would stop the job after its third.
+TEST_F(CoordinatorOnAStore, AProblemWithoutArithmeticIsTunedByItsBandwidth) {
+  mtune::v1::JobSpec spec;
+  spec.add_problems("transpose_2d:m=64,n=64:f32");
+  spec.set_trials(5);
+  spec.set_search("random");
+  spec.set_seed(1);
+  spec.set_patience(2);
+  auto submitted = coordinator_->SubmitJob(spec);
+  ASSERT_TRUE(submitted.ok()) << submitted.status();
+  for (int i = 1; i <= 5; ++i) MeasureNext(*coordinator_, worker_, 0.0, 10.0 * i);
+  auto ended = coordinator_->GetJob(submitted->id());
+  ASSERT_TRUE(ended.ok()) << ended.status();
+  EXPECT_EQ(ended->state(), mtune::v1::JOB_STATE_SUCCEEDED) << ended->message();
+  EXPECT_EQ(ended->trials_done(), 5u) << ended->message();
+  ASSERT_EQ(ended->progress_size(), 1);
+  const mtune::v1::ProblemProgress& progress = ended->progress(0);
+  EXPECT_EQ(progress.unit(), "GB/s");
+  EXPECT_EQ(progress.trials_failed(), 0u);
+  EXPECT_DOUBLE_EQ(progress.best_figure(), 50.0);
+  EXPECT_EQ(progress.best_trial(), 5u);
+  auto convergence = coordinator_->GetConvergence(submitted->id());
+  ASSERT_TRUE(convergence.ok()) << convergence.status();
+  ASSERT_EQ(convergence->problems_size(), 1);
+  EXPECT_EQ(convergence->problems(0).unit(), "GB/s");
+  EXPECT_THAT(convergence->problems(0).figures(), ElementsAre(10.0, 20.0, 30.0, 40.0, 50.0));
+  EXPECT_THAT(convergence->problems(0).gflops(), ElementsAre(0.0, 0.0, 0.0, 0.0, 0.0));
 }
 
 TEST_F(CoordinatorOnAStore, AConfirmationJobIsRefusedWithATrialBudgetOrNothingStored) {

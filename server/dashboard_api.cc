@@ -7,6 +7,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "strategies/figure.h"
 #include "strategies/problem.h"
 
 namespace mtune::server {
@@ -91,6 +92,12 @@ absl::StatusOr<std::vector<const mtune::v1::TrialResult*>> InTrialOrder(
   for (const std::string& hash : *order)
     if (auto it = by_hash.find(hash); it != by_hash.end()) out.push_back(it->second);
   return out;
+}
+
+// "GFLOP/s", or "GB/s" for a problem without arithmetic (strategies/figure.h).
+std::string FigureUnitOf(const std::string& problem_key) {
+  auto problem = strategies::ParseProblemKey(problem_key);
+  return problem.ok() ? std::string(strategies::FigureUnit(*problem)) : std::string("GFLOP/s");
 }
 
 }  // namespace
@@ -198,16 +205,21 @@ json JobSummaryJson(const mtune::v1::Job& job, double now_unix_s) {
           {"best", best}};
 }
 
-json BestSoFar(const std::vector<const mtune::v1::TrialResult*>& in_order) {
+json BestSoFar(const std::string& problem_key,
+               const std::vector<const mtune::v1::TrialResult*>& in_order) {
+  // The figure a search maximizes: GFLOP/s, or GB/s for a transpose or a copy.
+  auto problem = strategies::ParseProblemKey(problem_key);
   json points = json::array();
   std::optional<double> best;
   uint32_t n = 0;
   for (const auto* t : in_order) {
     const bool ok = t->result().status() == mtune::v1::RESULT_STATUS_OK;
-    if (ok && (!best || t->result().gflops() > *best)) best = t->result().gflops();
+    const double figure = problem.ok() ? strategies::FigureOf(*problem, t->result()) : t->result().gflops();
+    if (ok && (!best || figure > *best)) best = figure;
     points.push_back({{"trial", ++n},
                       {"status", StatusWord(t->result().status())},
                       {"gflops", ok ? json(t->result().gflops()) : json(nullptr)},
+                      {"figure", ok ? json(figure) : json(nullptr)},
                       {"best_so_far", best ? json(*best) : json(nullptr)}});
   }
   return points;
@@ -268,7 +280,8 @@ ApiResponse DashboardApi::Job(const std::string& id_text) {
                         {"failed_by_status", failed},
                         {"best", best == best_by_problem.end() ? json(nullptr)
                                                                : BestJson(*best->second)},
-                        {"convergence", BestSoFar(*ordered)}});
+                        {"unit", FigureUnitOf(key)},
+                        {"convergence", BestSoFar(key, *ordered)}});
   }
   json targets = json::object();
   for (const std::string& target_id : target_ids) {
@@ -377,9 +390,9 @@ ApiResponse DashboardApi::Convergence(const QueryParams& params) {
                      {"search", job->spec().search()},
                      {"seed", job->spec().seed()},
                      {"state", JobStateWord(job->state())},
-                     {"points", BestSoFar(*ordered)}});
+                     {"points", BestSoFar(problem, *ordered)}});
   }
-  return {200, json{{"problem", problem}, {"jobs", lines}}};
+  return {200, json{{"problem", problem}, {"unit", FigureUnitOf(problem)}, {"jobs", lines}}};
 }
 
 }  // namespace mtune::server

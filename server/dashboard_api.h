@@ -105,8 +105,10 @@ nlohmann::json JobSummaryJson(const mtune::v1::Job& job, double now_unix_s);
 // when it has ended or has no finished trial yet to extrapolate from.
 std::optional<double> EstimateEtaSeconds(const mtune::v1::Job& job, double now_unix_s);
 
-// Best GFLOP/s so far after each trial, in trial order (failed trials keep the
-// previous best; null before the first OK trial).
-nlohmann::json BestSoFar(const std::vector<const mtune::v1::TrialResult*>& in_order);
+// Per trial of `problem_key`, in trial order: its figure (GFLOP/s, or GB/s for a
+// problem without arithmetic: strategies/figure.h) and the best so far (failed
+// trials keep the previous best; null before the first OK trial).
+nlohmann::json BestSoFar(const std::string& problem_key,
+                         const std::vector<const mtune::v1::TrialResult*>& in_order);
 
 }  // namespace mtune::server

@@ -258,6 +258,28 @@ TEST_F(DashboardApiTest, ConvergenceHasOneLinePerJobOnTheProblem) {
   EXPECT_EQ(r.body["jobs"][0]["points"].size(), 5u);
   EXPECT_EQ(r.body["jobs"][1]["search"], "exhaustive");
   EXPECT_EQ(r.body["jobs"][1]["points"][0]["best_so_far"], 25.0);
+  EXPECT_EQ(r.body["unit"], "GFLOP/s");
+}
+
+// A transpose has no arithmetic: its convergence goes by GB/s, not by the 0 GFLOP/s
+// every one of its results has.
+TEST(DashboardConvergence, AProblemWithoutArithmeticConvergesInGbps) {
+  std::vector<mtune::v1::TrialResult> trials(3);
+  const double gbps[] = {10, 30, 20};
+  for (int i = 0; i < 3; ++i) {
+    trials[i].mutable_result()->set_status(mtune::v1::RESULT_STATUS_OK);
+    trials[i].mutable_result()->set_gbps(gbps[i]);
+  }
+  const json points = BestSoFar("transpose_2d:m=64,n=64:f32", {&trials[0], &trials[1], &trials[2]});
+  ASSERT_EQ(points.size(), 3u);
+  EXPECT_EQ(points[1]["figure"], 30.0);
+  EXPECT_EQ(points[1]["gflops"], 0.0);
+  EXPECT_EQ(points[2]["best_so_far"], 30.0);
+  // A matmul goes by its GFLOP/s.
+  trials[1].mutable_result()->set_gflops(50);
+  const json matmul = BestSoFar(kProblem, {&trials[0], &trials[1], &trials[2]});
+  EXPECT_EQ(matmul[1]["figure"], 50.0);
+  EXPECT_EQ(matmul[2]["best_so_far"], 50.0);
 }
 
 TEST(DashboardWords, MatchDesignVocabulary) {

@@ -1,6 +1,7 @@
 // The page's two charts, drawn with Chart.js: the roofline (log-log arithmetic
 // intensity vs GFLOP/s, measured ceilings and every measured candidate) and
-// convergence (best GFLOP/s so far vs trial, one line per job on the problem).
+// convergence (best GFLOP/s so far vs trial, one line per job on the problem; GB/s
+// for a transpose or a copy, which have no arithmetic).
 import {
   Chart,
   Legend,
@@ -179,6 +180,9 @@ export function updateConvergence(container, charts, detail, lines) {
       charts.set(problem, chart);
     }
     const datasets = [];
+    // What the search maximizes: GFLOP/s, or GB/s for a problem without arithmetic.
+    const unit = lines[problem]?.unit ?? 'GFLOP/s';
+    chart.options.scales.y.title.text = `best ${unit} so far`;
     (lines[problem]?.jobs ?? []).forEach((job, i) => {
       const selected = job.job_id === detail.id;
       const color = JOB_COLORS[i % JOB_COLORS.length];
@@ -187,7 +191,7 @@ export function updateConvergence(container, charts, detail, lines) {
         jobId: job.job_id,
         label: `job ${job.job_id} · ${job.search}${job.search === 'random' ? ` (seed ${job.seed})` : ''}`,
         data: job.points.filter((p) => p.best_so_far != null).map((p) => ({
-          x: p.trial, y: p.best_so_far, label: `job ${job.job_id}, trial ${p.trial}: best ${fixed(p.best_so_far, 2)} GFLOP/s`,
+          x: p.trial, y: p.best_so_far, label: `job ${job.job_id}, trial ${p.trial}: best ${fixed(p.best_so_far, 2)} ${unit}`,
         })),
         stepped: 'after', borderColor: color, backgroundColor: color,
         borderWidth: selected ? 3 : 1.5, pointRadius: selected ? 2 : 0,
@@ -198,8 +202,8 @@ export function updateConvergence(container, charts, detail, lines) {
           jobId: job.job_id,
           type: 'scatter',
           label: `job ${job.job_id}: each trial`,
-          data: job.points.filter((p) => p.gflops != null).map((p) => ({
-            x: p.trial, y: p.gflops, label: `trial ${p.trial}: ${fixed(p.gflops, 2)} GFLOP/s`,
+          data: job.points.filter((p) => p.figure != null).map((p) => ({
+            x: p.trial, y: p.figure, label: `trial ${p.trial}: ${fixed(p.figure, 2)} ${unit}`,
           })),
           pointRadius: 3, backgroundColor: 'rgba(134, 142, 150, 0.6)', borderColor: 'rgba(134, 142, 150, 0.6)',
         });

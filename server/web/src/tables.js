@@ -38,9 +38,12 @@ function stateBadge(state) {
   return span;
 }
 
-// Best GFLOP/s over the job's problems (the jobs table has one column for it).
+// Best GFLOP/s over the job's problems (the jobs table has one column for it);
+// none for a job of transposes or copies only, which have no arithmetic (their
+// GB/s are in the problems table).
 export function bestGflops(job) {
-  return job.best.length ? Math.max(...job.best.map((b) => b.gflops)) : null;
+  const computing = job.best.map((b) => b.gflops).filter((g) => g > 0);
+  return computing.length ? Math.max(...computing) : null;
 }
 
 export function renderJobs(table, jobs, selectedId, onSelect) {
