@@ -4,8 +4,8 @@
 // The op is tiled by tile_r x tile_c (loops over rows, then columns) and each tile is
 // vectorized at exactly that shape; masked transfers, padding or peeling (`edge_tiles`)
 // handle partial tiles at the edges, so any m, n works. A transpose tile becomes a vector.transpose, lowered
-// by the `transpose_lowering` alternative; `transfer_rank` picks the rank of the
-// transfers left after lowering. Rows and columns are those of the op's iteration
+// by the `transpose_lowering` alternative, and transfers become one vector per row.
+// Rows and columns are those of the op's iteration
 // space, i.e. of the output (linalg.transpose iterates over its output). Transposes
 // are first blocked (block_r x block_c blocks around the tiles), and beyond the L2
 // the output can be written with non-temporal stores (`nt_stores`).
@@ -268,16 +268,16 @@ module attributes {transform.with_named_sequence} {
         transform.apply_patterns.vector.lower_transpose lowering_strategy = eltwise avx2_lowering_strategy = true
       } : !transform.any_op
     }
-    // Transfers become loops of vectors of this rank (1: one row per transfer).
-    transform.tune.alternatives<"transfer_rank"> selected_region = 0 attributes {mtune.labels = ["1", "2"]} {
-      transform.apply_patterns to %kernel {
-        transform.apply_patterns.vector.lower_transfer max_transfer_rank = 1
-      } : !transform.any_op
-    }, {
-      transform.apply_patterns to %kernel {
-        transform.apply_patterns.vector.lower_transfer max_transfer_rank = 2
-      } : !transform.any_op
-    }
+    // Transfers become one vector per row. Rank 2 was an alternative until session 26:
+    // it turned in-bounds 2-D transfers of a tile into 2-D vector.load / vector.store
+    // on a strided memref, which MLIR 22's LLVM conversion cannot lower (the JIT then
+    // fails on an unrealized_conversion_cast), and where it had no such transfer it made
+    // the same code as rank 1. Of 33 sampled candidates of transposes and copies, 29
+    // made 2-D loads and 4 the same code; two 40-trial model jobs on a 1024^2
+    // transpose lost 9 and 17 of their trials to it.
+    transform.apply_patterns to %kernel {
+      transform.apply_patterns.vector.lower_transfer max_transfer_rank = 1
+    } : !transform.any_op
     transform.apply_patterns to %kernel {
       transform.apply_patterns.vector.lower_masked_transfers
       transform.apply_patterns.vector.lower_masks
