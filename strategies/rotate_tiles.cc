@@ -1,6 +1,8 @@
 #include "strategies/rotate_tiles.h"
 
+#include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/SmallPtrSet.h"
+#include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
@@ -53,17 +55,39 @@ class RotateTilesPass : public mlir::PassWrapper<RotateTilesPass, mlir::Operatio
     return loop.getRegion().isAncestor(op->getParentRegion());
   }
 
-  // Outer induction variable uses outside the inner loops' bodies (their bounds
-  // included) would see the unrotated tile: not this pass's shape, an error.
+  // Whether `user` (outside the inner loops' bodies) and the inner loops exchange
+  // values: what it computes reaches an inner loop (its bounds or its body), or an
+  // inner loop's results reach it.
+  static bool MixesWithInnerLoops(mlir::Operation* user, llvm::ArrayRef<mlir::scf::ForOp> inner_loops) {
+    llvm::SetVector<mlir::Operation*> reached;
+    mlir::getForwardSlice(user, &reached);
+    for (mlir::scf::ForOp inner : inner_loops) {
+      if (user == inner.getOperation()) return true;
+      for (mlir::Operation* op : reached)
+        if (op == inner.getOperation() || inner->isAncestor(op)) return true;
+      llvm::SetVector<mlir::Operation*> from_inner;
+      mlir::getForwardSlice(inner.getOperation(), &from_inner);
+      if (from_inner.contains(user)) return true;
+    }
+    return false;
+  }
+
+  // A use of the outer induction variable outside the inner loops' bodies is left
+  // unrotated when it exchanges no value with them: a tile of its own, such as the
+  // last partial column tile that peeling leaves after the column loop (the tiles
+  // are independent, so its row is still visited exactly once). One that does (an
+  // inner loop's bounds, or a value the inner loops read) would mix rotated and
+  // unrotated rows: an error.
   static mlir::LogicalResult Rotate(mlir::scf::ForOp outer, llvm::ArrayRef<mlir::scf::ForOp> inner_loops) {
     if (inner_loops.empty()) return mlir::success();  // one inner tile: nothing to rotate by
     mlir::Value iv = outer.getInductionVar();
     for (mlir::OpOperand& use : iv.getUses()) {
       bool inside = false;
       for (mlir::scf::ForOp inner : inner_loops) inside |= InsideBody(inner, use.getOwner());
-      if (!inside)
+      if (!inside && MixesWithInnerLoops(use.getOwner(), inner_loops))
         return use.getOwner()->emitError(
-            "mtune-rotate-tiles: uses the rotated loop's induction variable outside its inner tile loops");
+            "mtune-rotate-tiles: uses the rotated loop's induction variable outside its inner tile "
+            "loops, in values they exchange with them");
     }
     for (mlir::scf::ForOp inner : inner_loops) {
       if (!iv.getType().isIndex() || !inner.getInductionVar().getType().isIndex())

@@ -1,4 +1,5 @@
-// A marked loop whose induction variable is also used outside its inner tile loop:
+// A marked loop whose induction variable is also used outside its inner tile loop, in
+// a value the inner loop reads:
 // mtune-rotate-tiles must refuse it (tests/lit/rotate_tiles.test).
 func.func @outside(%in: memref<64x64xf32>, %out: memref<64x64xf32>) {
   %c0 = arith.constant 0 : index
