@@ -16,6 +16,7 @@ namespace {
 constexpr char kOnlyForAttr[] = "mtune.only_for";
 constexpr char kOtherwiseAttr[] = "mtune.otherwise";
 constexpr char kLabelFamiliesAttr[] = "mtune.label_families";
+constexpr char kLabelTypesAttr[] = "mtune.label_types";
 constexpr char kOptionFamiliesAttr[] = "mtune.option_families";
 constexpr char kDefaultForAttr[] = "mtune.default_for";
 constexpr char kSplitsAttr[] = "mtune.splits";
@@ -151,43 +152,56 @@ absl::Status DropSplitsWiderThanTheDimension(AlternativesOp alt, const Problem& 
 
 namespace {
 
-// `ATTR = {OPTION = ["family", ...], ...}` on `op`, whose options are `options` and
-// whose default is `default_value`: the options that only suit the families listed
-// and are no option for `problem`'s. `what` names the op in errors. The default must
-// stay an option for every family.
-absl::StatusOr<std::vector<std::string>> OptionsOfOtherFamilies(mlir::Operation* op, const char* attr_name,
-                                                                const std::string& what,
-                                                                const std::vector<std::string>& options,
-                                                                const std::string& default_value,
-                                                                const Problem& problem) {
+// What an option-restricting attribute lists: families ("matmul") or element types
+// ("f32"), and the problem's own.
+struct Restriction {
+  const char* attr_name;
+  const char* nouns;  // "families", "element types"
+  const char* noun;   // "family", "element type"
+  std::string problems;  // the problem's family or element type
+};
+
+// `ATTR = {OPTION = ["family", ...], ...}` on `op` (or element types, as
+// `restriction` says), whose options are `options` and whose default is
+// `default_value`: the options that only suit the families listed and are no option
+// for `problem`'s. `what` names the op in errors. The default must stay an option
+// for every family.
+absl::StatusOr<std::vector<std::string>> OptionsNotFor(mlir::Operation* op, const Restriction& restriction,
+                                                       const std::string& what,
+                                                       const std::vector<std::string>& options,
+                                                       const std::string& default_value) {
   std::vector<std::string> dropped;
+  const char* attr_name = restriction.attr_name;
   mlir::Attribute attr = op->getAttr(attr_name);
   if (!attr) return dropped;
-  auto families = llvm::dyn_cast<mlir::DictionaryAttr>(attr);
-  if (!families)
+  auto lists = llvm::dyn_cast<mlir::DictionaryAttr>(attr);
+  if (!lists)
     return absl::InvalidArgumentError(
-        absl::StrCat(what, ": ", attr_name, " must map options to lists of families"));
-  for (mlir::NamedAttribute entry : families) {
+        absl::StrCat(what, ": ", attr_name, " must map options to lists of ", restriction.nouns));
+  for (mlir::NamedAttribute entry : lists) {
     const std::string option = entry.getName().str();
     auto list = llvm::dyn_cast<mlir::ArrayAttr>(entry.getValue());
     if (std::find(options.begin(), options.end(), option) == options.end() || !list)
-      return absl::InvalidArgumentError(absl::StrCat(what, ": ", attr_name,
-                                                     " must map options to lists of families; '",
-                                                     option, "' is not"));
+      return absl::InvalidArgumentError(absl::StrCat(what, ": ", attr_name, " must map options to lists of ",
+                                                     restriction.nouns, "; '", option, "' is not"));
     bool applies = false;
-    for (mlir::Attribute family : list) {
-      auto text = llvm::dyn_cast<mlir::StringAttr>(family);
+    for (mlir::Attribute name : list) {
+      auto text = llvm::dyn_cast<mlir::StringAttr>(name);
       if (!text)
-        return absl::InvalidArgumentError(absl::StrCat(what, ": ", attr_name, " must list family names"));
-      applies |= text.getValue() == problem.family;
+        return absl::InvalidArgumentError(
+            absl::StrCat(what, ": ", attr_name, " must list ", restriction.noun, " names"));
+      applies |= text.getValue() == restriction.problems;
     }
     if (option == default_value)
-      return absl::InvalidArgumentError(absl::StrCat(what, ": the default '", option,
-                                                     "' must be an option for every family (", attr_name,
-                                                     ")"));
+      return absl::InvalidArgumentError(absl::StrCat(what, ": the default '", option, "' must be an option for every ",
+                                                     restriction.noun, " (", attr_name, ")"));
     if (!applies) dropped.push_back(option);
   }
   return dropped;
+}
+
+Restriction ByFamily(const char* attr_name, const Problem& problem) {
+  return {attr_name, "families", "family", problem.family};
 }
 
 }  // namespace
@@ -195,12 +209,20 @@ absl::StatusOr<std::vector<std::string>> OptionsOfOtherFamilies(mlir::Operation*
 // `mtune.label_families = {LABEL = ["family", ...], ...}` on an alternatives op: a
 // region that only suits some of a template's families (reading an operand in place
 // where another family stores it transposed) is not an option for the others.
+// `mtune.label_types = {LABEL = ["f32", ...], ...}` does the same by the problem's
+// element type (matmul_packed's contraction lowerings other than outerproduct leave
+// a bf16 x bf16 -> f32 vector.contract that nothing lowers to LLVM).
 absl::Status KeepLabelsForFamily(AlternativesOp alt, const Problem& problem, KnobSpec& spec) {
-  auto dropped = OptionsOfOtherFamilies(alt, kLabelFamiliesAttr, absl::StrCat("alternatives '", spec.name, "'"),
-                                        spec.options, spec.default_value, problem);
-  if (!dropped.ok()) return dropped.status();
-  for (const std::string& label : *dropped)
-    spec.options.erase(std::find(spec.options.begin(), spec.options.end(), label));
+  const std::string what = absl::StrCat("alternatives '", spec.name, "'");
+  for (const Restriction& restriction :
+       {ByFamily(kLabelFamiliesAttr, problem),
+        Restriction{kLabelTypesAttr, "element types", "element type", problem.element_type}}) {
+    auto dropped = OptionsNotFor(alt, restriction, what, spec.options, spec.default_value);
+    if (!dropped.ok()) return dropped.status();
+    for (const std::string& label : *dropped)
+      if (auto it = std::find(spec.options.begin(), spec.options.end(), label); it != spec.options.end())
+        spec.options.erase(it);
+  }
   return absl::OkStatus();
 }
 
@@ -219,7 +241,7 @@ absl::StatusOr<std::vector<mlir::Attribute>> KeepKnobOptionsForFamily(KnobOp kno
   std::vector<std::string> texts;
   for (mlir::Attribute a : options) texts.push_back(OptionText(a));
   const std::string default_value = knob.getSelectedAttr() ? OptionText(knob.getSelectedAttr()) : "";
-  auto dropped = OptionsOfOtherFamilies(knob, kOptionFamiliesAttr, what, texts, default_value, problem);
+  auto dropped = OptionsNotFor(knob, ByFamily(kOptionFamiliesAttr, problem), what, texts, default_value);
   if (!dropped.ok()) return dropped.status();
   std::vector<mlir::Attribute> kept;
   for (size_t i = 0; i < options.size(); ++i)

@@ -44,7 +44,8 @@ absl::Status ApplyFamilyDefault(mlir::Operation* op, const Problem& problem, Kno
 // the largest left); an error when nothing is left.
 absl::Status DropSplitsWiderThanTheDimension(AlternativesOp alt, const Problem& problem, KnobSpec& spec);
 
-// `mtune.label_families`: drops the regions that are no option for the family.
+// `mtune.label_families` and `mtune.label_types`: drops the regions that are no
+// option for the family or the element type.
 absl::Status KeepLabelsForFamily(AlternativesOp alt, const Problem& problem, KnobSpec& spec);
 
 // `mtune.option_families`: of a knob's expanded `options`, those for the family.

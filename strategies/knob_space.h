@@ -21,7 +21,8 @@
 // that does not apply there).
 // `mtune.label_families = {LABEL = ["family", ...]}` on an alternatives op: the region
 // LABEL is an option only for the families listed (the default region must not be
-// restricted).
+// restricted). `mtune.label_types = {LABEL = ["f32", ...]}`: the same by the
+// problem's element type.
 // `mtune.option_families = {"VALUE" = ["family", ...]}` on a knob with literal array
 // options: the same for a knob's values (copy_tiled's 1-row tiles, copies only).
 // `mtune.derived` on a knob: its value is not a free choice but follows from the other

@@ -1024,6 +1024,29 @@ TEST(KnobSpace, OptionFamiliesDropAKnobValueForOtherFamilies) {
   }
 }
 
+TEST(KnobSpace, LabelTypesDropARegionForOtherElementTypes) {
+  const std::string restricted = KnobLines(
+      "    transform.tune.alternatives<\"lower\"> selected_region = 0 attributes {mtune.labels = "
+      "[\"outer\", \"dot\"], mtune.label_types = {dot = [\"f32\", \"f64\"]}} {\n    transform.yield\n"
+      "    }, {\n    transform.yield\n    }");
+  auto f32 = ExtractKnobSpace(restricted, *ParseProblemKey("matmul:m=8,n=8,k=8:f32"));
+  ASSERT_TRUE(f32.ok()) << f32.status();
+  EXPECT_EQ(f32->knobs[0].options, (std::vector<std::string>{"outer", "dot"}));
+  auto bf16 = ExtractKnobSpace(restricted, *ParseProblemKey("matmul:m=8,n=8,k=8:bf16"));
+  ASSERT_TRUE(bf16.ok()) << bf16.status();
+  EXPECT_EQ(bf16->knobs[0].options, std::vector<std::string>{"outer"});
+  // The default region stays an option for every element type.
+  const std::string bad = KnobLines(
+      "    transform.tune.alternatives<\"lower\"> selected_region = 0 attributes {mtune.labels = "
+      "[\"outer\", \"dot\"], mtune.label_types = {outer = [\"f32\"]}} {\n    transform.yield\n"
+      "    }, {\n    transform.yield\n    }");
+  auto refused = ExtractKnobSpace(bad, *ParseProblemKey("matmul:m=8,n=8,k=8:f32"));
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(refused.status().message().find("must be an option for every element type (mtune.label_types)"),
+            std::string::npos)
+      << refused.status();
+}
+
 TEST(KnobSpace, LabelFamiliesDropARegionForOtherFamilies) {
   auto alternatives = [](const std::string& attrs) {
     return KnobLines(

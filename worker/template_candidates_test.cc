@@ -162,6 +162,9 @@ INSTANTIATE_TEST_SUITE_P(
     Families, EveryAlternative,
     testing::Values(
         "matmul:m=37,n=45,k=67:f32",
+        // bf16 inputs, f32 accumulation: only the contraction lowering that handles
+        // mixed types is an option (mtune.label_types).
+        "matmul:m=37,n=45,k=67:bf16",
         // One output row of one padded tile (oh = 1, ow = 8, f = 17): every output loop
         // folds and only the channel loop (16 tiles of 16) is left, which failed
         // bufferization before the padded tile was copied back explicitly.
