@@ -52,6 +52,15 @@ std::string FigureText(const std::string& problem_key, const mtune::v1::Result& 
                              : absl::StrFormat("%.1f GFLOP/s", r.gflops());
 }
 
+}  // namespace
+
+// A kernel's time: "12.514 ms", or "0.214 us" below a millisecond (copies and
+// transposes of a few KiB run in under a microsecond).
+std::string DurationText(double seconds) {
+  return seconds >= 1e-3 ? absl::StrFormat("%.3f ms", seconds * 1e3)
+                         : absl::StrFormat("%.3f us", seconds * 1e6);
+}
+
 // What the roofline fraction is of: the GFLOP/s bound, or for a kernel that moves
 // data only, the copy bandwidth of the memory level its footprint fits.
 std::string RooflineText(const std::string& problem_key, const mtune::v1::Result& r) {
@@ -62,8 +71,6 @@ std::string RooflineText(const std::string& problem_key, const mtune::v1::Result
   return absl::StrFormat("%.2f of %.1f GFLOP/s (footprint fits %s)", r.fraction_of_roofline(),
                          r.roofline_gflops(), level);
 }
-
-}  // namespace
 
 nlohmann::json BestToJson(const mtune::v1::BestStrategy& best) {
   const auto& r = best.result();
@@ -97,10 +104,10 @@ std::string FormatBest(const mtune::v1::BestStrategy& best) {
       "best strategy for %s on %s\n"
       "  template  %s\n"
       "  knobs     %s\n"
-      "  speed     %.1f GFLOP/s, %.1f GB/s, median %.3f ms (cv %.1f%%)\n"
+      "  speed     %.1f GFLOP/s, %.1f GB/s, median %s (cv %.1f%%)\n"
       "  roofline  %s\n",
       best.problem(), best.target().id(), best.candidate().template_name(),
-      best.candidate().canonical_json(), r.gflops(), r.gbps(), r.timing().median_s() * 1e3,
+      best.candidate().canonical_json(), r.gflops(), r.gbps(), DurationText(r.timing().median_s()),
       r.timing().cv() * 100, RooflineText(best.problem(), r)) +
          (best.other_template_text()
               // Confirmation would refuse it: only a new job measures its knobs again.

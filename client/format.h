@@ -11,6 +11,13 @@ namespace mtune::client {
 // JSON of a best strategy: problem, target, template, knobs (object), script and figures.
 nlohmann::json BestToJson(const mtune::v1::BestStrategy& best);
 
+// A kernel's median time: "12.514 ms", or in microseconds below a millisecond.
+std::string DurationText(double seconds);
+
+// "0.66 of 103.6 GFLOP/s (footprint fits L2)", or for a problem without arithmetic
+// (transpose, copy) "0.66 of the L2 copy bandwidth, 93.0 GB/s".
+std::string RooflineText(const std::string& problem_key, const mtune::v1::Result& result);
+
 // A few human-readable lines about a best strategy.
 std::string FormatBest(const mtune::v1::BestStrategy& best);
 

@@ -395,13 +395,13 @@ int main(int argc, char** argv) {
       printf("status    %s %s\n", mtune::v1::ResultStatus_Name(r.status()).c_str(),
              r.error().c_str());
       if (r.status() == mtune::v1::RESULT_STATUS_OK)
-        printf("speed     %.1f GFLOP/s, %.1f GB/s, median %.3f ms, cv %.1f%%, %u reps\n"
-               "roofline  %.2f of %.1f GFLOP/s (%s); FMA peak %.1f GFLOP/s\n"
+        printf("speed     %.1f GFLOP/s, %.1f GB/s, median %s, cv %.1f%%, %u reps\n"
+               "roofline  %s; FMA peak %.1f GFLOP/s\n"
                "compile   %.3f s, verify %.3f s, total %.3f s\n",
-               r.gflops(), r.gbps(), r.timing().median_s() * 1e3, r.timing().cv() * 100,
-               r.timing().repetitions(), r.fraction_of_roofline(), r.roofline_gflops(),
-               r.roofline_level().c_str(), outcome->calibration.peak_gflops_f32(), r.compile_s(),
-               r.verify_s(), r.total_s());
+               r.gflops(), r.gbps(), mtune::client::DurationText(r.timing().median_s()).c_str(),
+               r.timing().cv() * 100, r.timing().repetitions(),
+               mtune::client::RooflineText(mreq.problem, r).c_str(), outcome->calibration.peak_gflops_f32(),
+               r.compile_s(), r.verify_s(), r.total_s());
       if (print_script) printf("%s\n", outcome->script.c_str());
     }
     if (r.status() != mtune::v1::RESULT_STATUS_OK) return kFailed;
