@@ -62,12 +62,17 @@ std::string DurationText(double seconds) {
 }
 
 // What the roofline fraction is of: the GFLOP/s bound, or for a kernel that moves
-// data only, the copy bandwidth of the memory level its footprint fits.
+// data only, the copy bandwidth at its footprint (worker/roofline.h).
 std::string RooflineText(const std::string& problem_key, const mtune::v1::Result& r) {
   const std::string level = r.roofline_level().empty() ? "?" : r.roofline_level();
-  if (InGbps(problem_key))
-    return absl::StrFormat("%.2f of the %s copy bandwidth, %.1f GB/s", r.fraction_of_roofline(),
-                           level, r.fraction_of_roofline() > 0 ? r.gbps() / r.fraction_of_roofline() : 0.0);
+  if (InGbps(problem_key)) {
+    // Results stored before roofline_gbps existed still give it as gbps / fraction.
+    const double yardstick = r.roofline_gbps() > 0 ? r.roofline_gbps()
+                             : r.fraction_of_roofline() > 0 ? r.gbps() / r.fraction_of_roofline()
+                                                            : 0.0;
+    return absl::StrFormat("%.2f of the copy bandwidth at its footprint, %.1f GB/s (fits %s)",
+                           r.fraction_of_roofline(), yardstick, level);
+  }
   return absl::StrFormat("%.2f of %.1f GFLOP/s (footprint fits %s)", r.fraction_of_roofline(),
                          r.roofline_gflops(), level);
 }

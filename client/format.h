@@ -15,7 +15,7 @@ nlohmann::json BestToJson(const mtune::v1::BestStrategy& best);
 std::string DurationText(double seconds);
 
 // "0.66 of 103.6 GFLOP/s (footprint fits L2)", or for a problem without arithmetic
-// (transpose, copy) "0.66 of the L2 copy bandwidth, 93.0 GB/s".
+// (transpose, copy) "0.66 of the copy bandwidth at its footprint, 93.0 GB/s (fits L2)".
 std::string RooflineText(const std::string& problem_key, const mtune::v1::Result& result);
 
 // A few human-readable lines about a best strategy.

@@ -99,7 +99,10 @@ TEST(FormatFigures, AProblemWithoutArithmeticIsShownInGbps) {
   best.mutable_result()->set_gbps(61.3);
   best.mutable_result()->set_fraction_of_roofline(0.5);
   best.mutable_result()->set_roofline_level("L2");
-  EXPECT_THAT(FormatBest(best), ::testing::HasSubstr("roofline  0.50 of the L2 copy bandwidth, 122.6 GB/s"));
+  EXPECT_THAT(FormatBest(best),
+              ::testing::HasSubstr("roofline  0.50 of the copy bandwidth at its footprint, 122.6 GB/s (fits L2)"));
+  best.mutable_result()->set_roofline_gbps(120);
+  EXPECT_THAT(FormatBest(best), ::testing::HasSubstr("0.50 of the copy bandwidth at its footprint, 120.0 GB/s"));
 
   mtune::v1::Job job;
   job.set_id(3);

@@ -67,6 +67,31 @@ TEST(Roofline, PicksTheInnermostLevelThatHoldsTheFootprint) {
   EXPECT_DOUBLE_EQ(dram.bound_gflops, 20.0);
 }
 
+// A bandwidth-bound problem can be held against the copy bandwidth measured at its
+// own footprint (Calibration.at_footprint) instead of its level's.
+TEST(Roofline, ABandwidthBoundProblemTakesTheBandwidthAtItsFootprint) {
+  mtune::v1::Calibration calibration = HandMade();
+  const RooflinePoint level = ComputeRoofline(calibration, 1000.0, 8000.0, 4 * kMiB);  // L3, 100 GB/s
+  EXPECT_TRUE(BandwidthBound(level, 1000.0, 100.0));
+  EXPECT_TRUE(BandwidthBound(level, 0.0, 100.0)) << "no arithmetic: bandwidth-bound";
+  EXPECT_FALSE(BandwidthBound(ComputeRoofline(calibration, 1e12, 8000.0, 4 * kMiB), 1e12, 100.0));
+
+  EXPECT_EQ(CopyGbpsAtFootprint(calibration, 4 * kMiB), 0.0);
+  mtune::v1::BandwidthLevel* at = calibration.add_at_footprint();
+  at->set_level("L3");
+  at->set_working_set_bytes(4 * kMiB);
+  at->set_capacity_bytes(4 * kMiB);
+  at->set_gbps(160.0);
+  EXPECT_EQ(CopyGbpsAtFootprint(calibration, 4 * kMiB), 160.0);
+  EXPECT_EQ(CopyGbpsAtFootprint(calibration, 4 * kMiB + 1), 0.0) << "exactly that footprint";
+
+  const RooflinePoint at_footprint = WithBandwidth(level, 160.0, 100.0, 1000.0, 8000.0);
+  EXPECT_EQ(at_footprint.level, "L3");
+  EXPECT_DOUBLE_EQ(at_footprint.level_gbps, 160.0);
+  EXPECT_DOUBLE_EQ(at_footprint.bound_gflops, 20.0);  // 0.125 flop/byte * 160 GB/s
+  EXPECT_DOUBLE_EQ(WithBandwidth(level, 1e6, 100.0, 1000.0, 8000.0).bound_gflops, 100.0) << "capped at the peak";
+}
+
 TEST(Roofline, LevelOrderInTheCalibrationDoesNotMatter) {
   mtune::v1::Calibration reversed = HandMade();
   std::reverse(reversed.mutable_bandwidth()->begin(), reversed.mutable_bandwidth()->end());

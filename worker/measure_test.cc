@@ -87,6 +87,36 @@ TEST(Measurer, LargeFootprintIsTimedOnOneOperandSet) {
   EXPECT_EQ(result.timing().warmup(), static_cast<uint32_t>(TimingOptions().warmup));
 }
 
+// A transpose (no arithmetic, so bandwidth-bound) inside the caches is held against
+// the copy bandwidth at its own footprint: measured when the calibration lacks it,
+// else the calibration's.
+TEST(Measurer, ABandwidthBoundKernelIsHeldAgainstTheCopyBandwidthAtItsFootprint) {
+  mtune::v1::Calibration calibration;
+  calibration.set_peak_gflops_f32(100);
+  auto* cache = calibration.add_bandwidth();
+  cache->set_level("L2");
+  cache->set_capacity_bytes(uint64_t{1} << 30);
+  cache->set_working_set_bytes(uint64_t{1} << 29);
+  cache->set_gbps(0.001);  // a level figure no copy is as slow as
+  Measurer measurer;
+  const mtune::v1::Task task = TaskFor("transpose_2d:m=64,n=96:f32", {}, "copy_tiled");
+  auto measured = measurer.Measure(task, calibration);
+  ASSERT_EQ(measured.status(), mtune::v1::RESULT_STATUS_OK) << measured.error();
+  EXPECT_EQ(measured.roofline_level(), "L2");
+  EXPECT_GT(measured.roofline_gbps(), 1.0) << "measured at the footprint, not the level's 0.001";
+  EXPECT_NEAR(measured.fraction_of_roofline(), measured.gbps() / measured.roofline_gbps(), 1e-9);
+
+  auto* at = calibration.add_at_footprint();
+  at->set_level("L2");
+  at->set_working_set_bytes(2 * 64 * 96 * 4);
+  at->set_capacity_bytes(2 * 64 * 96 * 4);
+  at->set_gbps(12345);
+  auto known = measurer.Measure(task, calibration);
+  ASSERT_EQ(known.status(), mtune::v1::RESULT_STATUS_OK) << known.error();
+  EXPECT_EQ(known.roofline_gbps(), 12345);
+  EXPECT_NEAR(known.fraction_of_roofline(), known.gbps() / 12345, 1e-12);
+}
+
 // Every structural alternative of matmul_packed (packing A or not, m- or n-outer
 // register loops) on shapes that divide no tile, checked against the reference.
 TEST(Measurer, PackedTemplateAlternativesAreCorrectOnOddShapes) {

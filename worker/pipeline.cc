@@ -6,6 +6,8 @@
 #include <mutex>
 #include <thread>
 
+#include "strategies/problem.h"
+#include "worker/roofline.h"
 #include "worker/sandbox.h"
 
 namespace mtune::worker {
@@ -40,6 +42,30 @@ Pipeline::Pipeline(PipelineOptions options, mtune::v1::Calibration calibration)
 
 Pipeline::~Pipeline() = default;
 
+mtune::v1::Calibration Pipeline::CurrentCalibration() const {
+  std::lock_guard lock(calibration_mu_);
+  return calibration_;
+}
+
+void Pipeline::LearnFootprintBandwidth(const mtune::v1::Task& task, const mtune::v1::Result& result) {
+  if (result.status() != mtune::v1::RESULT_STATUS_OK || !(result.roofline_gbps() > 0) ||
+      result.roofline_level() == "DRAM")
+    return;
+  auto problem = strategies::ParseProblemKey(task.problem());
+  if (!problem.ok()) return;
+  std::lock_guard lock(calibration_mu_);
+  // Bandwidth-bound as the sandbox judged it: no arithmetic, or bounded below the peak.
+  const double peak = problem->AccumulatorType() == "f64" ? calibration_.peak_gflops_f32() / 2
+                                                           : calibration_.peak_gflops_f32();
+  if (problem->Flops() > 0 && !(result.roofline_gflops() < peak)) return;
+  if (CopyGbpsAtFootprint(calibration_, problem->FootprintBytes()) > 0) return;
+  mtune::v1::BandwidthLevel* at = calibration_.add_at_footprint();
+  at->set_level(result.roofline_level());
+  at->set_working_set_bytes(problem->FootprintBytes());
+  at->set_capacity_bytes(problem->FootprintBytes());
+  at->set_gbps(result.roofline_gbps());
+}
+
 std::unique_ptr<Sandbox> Pipeline::FaultySandbox(const std::string& fault) const {
   std::vector<std::string> argv = options_.sandbox_argv;
   argv.insert(argv.end(), {"--test-inject-fault", fault});
@@ -61,11 +87,13 @@ void Pipeline::RunSequential(const PipelineCallbacks& callbacks) {
     std::unique_ptr<Sandbox> faulty = HasFault(*item) ? FaultySandbox(item->inject_fault) : nullptr;
     mtune::v1::SandboxRequest request;
     *request.mutable_measure() = item->task;
-    *request.mutable_calibration() = calibration_;
+    *request.mutable_calibration() = CurrentCalibration();
     callbacks.measuring(item->task.task_id());
     auto response = (faulty ? *faulty : *sandboxes_[0]).Call(request, item->task.time_limit_s());
     faulty.reset();
-    callbacks.done(item->task, ResultOf(response), 0);
+    const mtune::v1::Result result = ResultOf(response);
+    LearnFootprintBandwidth(item->task, result);
+    callbacks.done(item->task, result, 0);
   }
 }
 
@@ -115,7 +143,7 @@ void Pipeline::RunOverlapped(const PipelineCallbacks& callbacks) {
         Sandbox& sandbox = c.faulty ? *c.faulty : *sandboxes_[slot];
         mtune::v1::SandboxRequest request;
         *request.mutable_compile() = c.item.task;
-        *request.mutable_calibration() = calibration_;
+        *request.mutable_calibration() = CurrentCalibration();
         c.compile_start = Clock::now();
         auto response = sandbox.Call(request, c.item.task.time_limit_s());
         c.compile_end = Clock::now();
@@ -169,6 +197,7 @@ void Pipeline::RunOverlapped(const PipelineCallbacks& callbacks) {
     for (const Timed& t : recent)
       if (t.task_id != c.item.task.task_id() && t.start < c.compile_end && c.compile_start < t.end)
         overlapped_with = t.task_id;
+    LearnFootprintBandwidth(c.item.task, result);
     callbacks.done(c.item.task, result, overlapped_with);
   }
   {

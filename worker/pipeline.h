@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -76,8 +77,15 @@ class Pipeline {
   void RunSequential(const PipelineCallbacks& callbacks);
   void RunOverlapped(const PipelineCallbacks& callbacks);
   std::unique_ptr<Sandbox> FaultySandbox(const std::string& fault) const;
+  // The calibration sent with each request, with the footprint bandwidths learnt so far.
+  mtune::v1::Calibration CurrentCalibration() const;
+  // Keeps the copy bandwidth a result of a bandwidth-bound problem was measured
+  // against at that problem's footprint, so that the next candidates of the problem
+  // (and of any problem of that footprint) reuse it instead of measuring it again.
+  void LearnFootprintBandwidth(const mtune::v1::Task& task, const mtune::v1::Result& result);
 
   PipelineOptions options_;
+  mutable std::mutex calibration_mu_;  // the compiling thread reads it while results add to it
   mtune::v1::Calibration calibration_;
   // Sequential: one; overlapped: prefetch + 1.
   std::vector<std::unique_ptr<Sandbox>> sandboxes_;

@@ -42,4 +42,23 @@ double FractionOfRoofline(double achieved_gflops, const RooflinePoint& roofline)
   return roofline.bound_gflops > 0 ? achieved_gflops / roofline.bound_gflops : 0.0;
 }
 
+bool BandwidthBound(const RooflinePoint& roofline, double flops, double peak_gflops) {
+  return roofline.level_gbps > 0 && (!(flops > 0) || roofline.bound_gflops < peak_gflops);
+}
+
+double CopyGbpsAtFootprint(const mtune::v1::Calibration& calibration, uint64_t footprint_bytes) {
+  for (const mtune::v1::BandwidthLevel& at : calibration.at_footprint())
+    if (at.working_set_bytes() == footprint_bytes) return at.gbps();
+  return 0.0;
+}
+
+RooflinePoint WithBandwidth(const RooflinePoint& level_point, double gbps, double peak_gflops,
+                            double flops, double compulsory_bytes) {
+  RooflinePoint point = level_point;
+  point.level_gbps = gbps;
+  point.bound_gflops = peak_gflops;
+  if (compulsory_bytes > 0) point.bound_gflops = std::min(peak_gflops, flops / compulsory_bytes * gbps);
+  return point;
+}
+
 }  // namespace mtune::worker

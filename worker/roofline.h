@@ -28,6 +28,19 @@ RooflinePoint ComputeRoofline(const mtune::v1::Calibration& calibration, double 
 // achieved / bound, 0 when the bound is not positive.
 double FractionOfRoofline(double achieved_gflops, const RooflinePoint& roofline);
 
+// Whether `roofline` (of `flops` against `peak_gflops`) is bounded by bandwidth: a
+// problem without arithmetic, or one whose level's bandwidth caps it below the peak.
+bool BandwidthBound(const RooflinePoint& roofline, double flops, double peak_gflops);
+
+// The copy bandwidth `calibration` holds for exactly `footprint_bytes`
+// (Calibration.at_footprint), 0 when it holds none.
+double CopyGbpsAtFootprint(const mtune::v1::Calibration& calibration, uint64_t footprint_bytes);
+
+// `level_point` with its bandwidth replaced by `gbps` (the copy bandwidth at the
+// problem's own footprint), the bound recomputed against `peak_gflops`.
+RooflinePoint WithBandwidth(const RooflinePoint& level_point, double gbps, double peak_gflops,
+                            double flops, double compulsory_bytes);
+
 }  // namespace mtune::worker
 
 #endif  // MTUNE_WORKER_ROOFLINE_H_
