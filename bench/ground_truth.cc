@@ -29,6 +29,7 @@
 #include "search/space.h"
 #include "server/candidate_space.h"
 #include "strategies/candidate.h"
+#include "strategies/figure.h"
 #include "strategies/knob_space.h"
 #include "strategies/problem.h"
 #include "strategies/template_library.h"
@@ -189,6 +190,9 @@ int main(int argc, char** argv) {
          << "# valid_candidates: " << order.size() << "\n"
          << "# machine: " << CpuModel() << " (host " << host << ", " << sysconf(_SC_NPROCESSORS_ONLN) << " cpus)\n"
          << "# peak_gflops_f32: " << calibration.peak_gflops_f32() << "\n"
+         << (mtune::strategies::MeasuredInGbps(*problem)
+                 ? "# figure: GB/s of compulsory traffic in the gflops column (no arithmetic)\n"
+                 : "")
          << "# date: " << Today() << "\n"
          << "# timing: min_time_s=" << min_time_s << " time_limit_s=" << time_limit_s << " cpu=" << cpu << "\n"
          << mtune::bench::kGroundTruthColumns << "\n";
@@ -226,7 +230,8 @@ int main(int argc, char** argv) {
       const auto& r = response->result();
       row.status = mtune::v1::ResultStatus_Name(r.status()).substr(strlen("RESULT_STATUS_"));
       row.median_s = r.timing().median_s();
-      row.gflops = r.gflops();
+      // What searches maximize: GFLOP/s, or GB/s for a transpose or a copy.
+      row.gflops = mtune::strategies::FigureOf(*problem, r);
       row.compile_s = r.compile_s();
     }
     file << mtune::bench::FormatRow(row) << "\n";

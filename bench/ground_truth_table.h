@@ -6,7 +6,9 @@
 // knob space as "name=opt|opt;...", machine, date, timing), then a CSV header line,
 // then one row per measured candidate:
 //   index,candidate,status,median_s,gflops,compile_s
-// where index is the candidate's mixed-radix index in the space (last knob fastest)
+// (for a problem without arithmetic, a transpose or a copy, the gflops column holds
+// GB/s, as the header's "# figure" line says), where index is the candidate's
+// mixed-radix index in the space (last knob fastest)
 // and candidate its canonical JSON (CSV-quoted). A candidate may have several rows:
 // mtune-ground-truth's confirmation pass measures the best ones again, so that the
 // table's optimum is not one lucky timing on a noisy machine. Reading merges them.

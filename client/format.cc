@@ -66,7 +66,7 @@ std::string DurationText(double seconds) {
 std::string RooflineText(const std::string& problem_key, const mtune::v1::Result& r) {
   const std::string level = r.roofline_level().empty() ? "?" : r.roofline_level();
   if (InGbps(problem_key)) {
-    // Results stored before roofline_gbps existed still give it as gbps / fraction.
+    // A stored result has no roofline_gbps (no column in the store): gbps / fraction.
     const double yardstick = r.roofline_gbps() > 0 ? r.roofline_gbps()
                              : r.fraction_of_roofline() > 0 ? r.gbps() / r.fraction_of_roofline()
                                                             : 0.0;

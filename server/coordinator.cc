@@ -468,18 +468,18 @@ absl::StatusOr<mtune::v1::ConvergenceResponse> Coordinator::GetConvergence(int64
     if (!hashes.ok()) return hashes.status();
     auto results = store_->ListResults(job_id, key, 0);
     if (!results.ok()) return results.status();
+    // A stored key this build cannot parse (another mtune's grammar) shows GFLOP/s.
     auto problem = strategies::ParseProblemKey(key);
-    if (!problem.ok()) return problem.status();
     std::map<std::string, const mtune::v1::Result*> result_of;
     for (const auto& trial : *results) result_of[trial.candidate().hash()] = &trial.result();
     mtune::v1::ProblemConvergence* out = response.add_problems();
     out->set_problem(key);
-    out->set_unit(std::string(strategies::FigureUnit(*problem)));
+    out->set_unit(problem.ok() ? std::string(strategies::FigureUnit(*problem)) : "GFLOP/s");
     for (const std::string& hash : *hashes) {
       const mtune::v1::Result* result = result_of[hash];
       const bool ok = result != nullptr && result->status() == mtune::v1::RESULT_STATUS_OK;
       out->add_gflops(ok ? result->gflops() : 0.0);
-      out->add_figures(result != nullptr ? strategies::FigureOf(*problem, *result) : 0.0);
+      out->add_figures(!ok ? 0.0 : problem.ok() ? strategies::FigureOf(*problem, *result) : result->gflops());
     }
   }
   return response;

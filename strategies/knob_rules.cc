@@ -158,7 +158,7 @@ struct Restriction {
   const char* attr_name;
   const char* nouns;  // "families", "element types"
   const char* noun;   // "family", "element type"
-  std::string problems;  // the problem's family or element type
+  std::string of_problem;  // the problem's family or element type
 };
 
 // `ATTR = {OPTION = ["family", ...], ...}` on `op` (or element types, as
@@ -190,7 +190,7 @@ absl::StatusOr<std::vector<std::string>> OptionsNotFor(mlir::Operation* op, cons
       if (!text)
         return absl::InvalidArgumentError(
             absl::StrCat(what, ": ", attr_name, " must list ", restriction.noun, " names"));
-      applies |= text.getValue() == restriction.problems;
+      applies |= text.getValue() == restriction.of_problem;
     }
     if (option == default_value)
       return absl::InvalidArgumentError(absl::StrCat(what, ": the default '", option, "' must be an option for every ",
