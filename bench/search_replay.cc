@@ -22,6 +22,7 @@
 #include "nlohmann/json.hpp"
 #include "search/search.h"
 #include "strategies/features.h"
+#include "strategies/figure.h"
 #include "strategies/problem.h"
 
 namespace {
@@ -292,8 +293,10 @@ int main(int argc, char** argv) {
     }
     const size_t n = truth.by_index.size();
     const size_t five_percent = std::max<size_t>(1, static_cast<size_t>(std::ceil(0.05 * n)));
-    printf("\n%s: %s, %zu candidates (%zu OK), best %.2f GFLOP/s; %d seeds from %llu, batch %zu\n",
-           path.c_str(), truth.problem.Key().c_str(), n, ok, truth.optimum, seeds,
+    // A transpose's or copy's table holds GB/s in its gflops column (its "# figure").
+    printf("\n%s: %s, %zu candidates (%zu OK), best %.2f %s; %d seeds from %llu, batch %zu\n",
+           path.c_str(), truth.problem.Key().c_str(), n, ok, truth.optimum,
+           std::string(mtune::strategies::FigureUnit(truth.problem)).c_str(), seeds,
            static_cast<unsigned long long>(first_seed), batch);
     if (!priors_used.empty())
       printf("model learns first from the results of %s (%zu rows)\n", absl::StrJoin(priors_used, ", ").c_str(),
