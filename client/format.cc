@@ -154,13 +154,13 @@ std::string ProgressBar(uint32_t done, uint32_t total, int width) {
 std::string FormatResults(const mtune::v1::ListResultsResponse& results) {
   const int key_width = ProblemColumnWidth(results.results(), 34);
   std::string out =
-      absl::StrFormat("%-6s %-*s %-17s %10s %8s %8s %10s  %s\n", "job", key_width, "problem",
-                      "status", "GFLOP/s", "GB/s", "roof", "median_ms", "knobs");
+      absl::StrFormat("%-6s %-*s %-17s %10s %8s %8s %12s  %s\n", "job", key_width, "problem",
+                      "status", "GFLOP/s", "GB/s", "roof", "median", "knobs");
   for (const auto& t : results.results()) {
     const auto& r = t.result();
-    absl::StrAppendFormat(&out, "%-6d %-*s %-17s %10.1f %8.1f %8.2f %10.3f  %s\n", t.job_id(),
+    absl::StrAppendFormat(&out, "%-6d %-*s %-17s %10.1f %8.1f %8.2f %12s  %s\n", t.job_id(),
                           key_width, t.problem(), StatusName(r.status()), r.gflops(), r.gbps(),
-                          r.fraction_of_roofline(), r.timing().median_s() * 1e3,
+                          r.fraction_of_roofline(), DurationText(r.timing().median_s()),
                           t.candidate().canonical_json());
   }
   return out;
