@@ -1,11 +1,12 @@
 # mtune_calibration: MLIR-free measurement helpers of the worker (CPU pinning, machine
-# calibration, roofline). Included from worker/CMakeLists.txt.
+# calibration, roofline; the roofline reads problems, mtune_problem, also MLIR-free).
+# Included from worker/CMakeLists.txt.
 add_library(mtune_calibration STATIC
   ${CMAKE_CURRENT_LIST_DIR}/affinity.cc
   ${CMAKE_CURRENT_LIST_DIR}/calibration.cc
   ${CMAKE_CURRENT_LIST_DIR}/roofline.cc)
 target_link_libraries(mtune_calibration PUBLIC
-  mtune_proto absl::status absl::statusor absl::strings absl::str_format Threads::Threads)
+  mtune_proto mtune_problem absl::status absl::statusor absl::strings absl::str_format Threads::Threads)
 
 if(MTUNE_BUILD_TESTS)
   add_executable(calibration_test ${CMAKE_CURRENT_LIST_DIR}/calibration_test.cc)

@@ -143,12 +143,8 @@ Result Measurer::MeasurePrepared(const std::string& test_inject_fault) {
   const double gflops = problem.Flops() / seconds / 1e9;
   result.set_gflops(gflops);
   result.set_gbps(problem.CompulsoryBytes() / seconds / 1e9);
-  // The calibration measures the f32 FMA peak. An f64 FMA does half the lanes at the
-  // same instruction throughput on every x86 vector unit, so its peak is half. bf16
-  // inputs are widened and multiplied in f32, so the f32 peak bounds them.
   mtune::v1::Calibration for_type = p->calibration;
-  if (problem.AccumulatorType() == "f64")
-    for_type.set_peak_gflops_f32(p->calibration.peak_gflops_f32() / 2);
+  for_type.set_peak_gflops_f32(PeakGflopsFor(p->calibration, problem));
   RooflinePoint roof = ComputeRoofline(for_type, problem.Flops(), problem.CompulsoryBytes(),
                                        problem.FootprintBytes());
   // A bandwidth-bound problem inside the caches is held against the copy bandwidth at

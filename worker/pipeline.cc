@@ -54,10 +54,11 @@ void Pipeline::LearnFootprintBandwidth(const mtune::v1::Task& task, const mtune:
   auto problem = strategies::ParseProblemKey(task.problem());
   if (!problem.ok()) return;
   std::lock_guard lock(calibration_mu_);
-  // Bandwidth-bound as the sandbox judged it: no arithmetic, or bounded below the peak.
-  const double peak = problem->AccumulatorType() == "f64" ? calibration_.peak_gflops_f32() / 2
-                                                           : calibration_.peak_gflops_f32();
-  if (problem->Flops() > 0 && !(result.roofline_gflops() < peak)) return;
+  // Bandwidth-bound as the sandbox judged it (measure.cc), from the roofline it reported.
+  const RooflinePoint reported{.bound_gflops = result.roofline_gflops(),
+                               .level = result.roofline_level(),
+                               .level_gbps = result.roofline_gbps()};
+  if (!BandwidthBound(reported, problem->Flops(), PeakGflopsFor(calibration_, *problem))) return;
   if (CopyGbpsAtFootprint(calibration_, problem->FootprintBytes()) > 0) return;
   mtune::v1::BandwidthLevel* at = calibration_.add_at_footprint();
   at->set_level(result.roofline_level());

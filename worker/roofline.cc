@@ -42,6 +42,11 @@ double FractionOfRoofline(double achieved_gflops, const RooflinePoint& roofline)
   return roofline.bound_gflops > 0 ? achieved_gflops / roofline.bound_gflops : 0.0;
 }
 
+double PeakGflopsFor(const mtune::v1::Calibration& calibration, const strategies::Problem& problem) {
+  return problem.AccumulatorType() == "f64" ? calibration.peak_gflops_f32() / 2
+                                            : calibration.peak_gflops_f32();
+}
+
 bool BandwidthBound(const RooflinePoint& roofline, double flops, double peak_gflops) {
   return roofline.level_gbps > 0 && (!(flops > 0) || roofline.bound_gflops < peak_gflops);
 }

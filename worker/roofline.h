@@ -6,6 +6,7 @@
 #include <string>
 
 #include "proto/mtune.pb.h"
+#include "strategies/problem.h"
 
 namespace mtune::worker {
 
@@ -27,6 +28,11 @@ RooflinePoint ComputeRoofline(const mtune::v1::Calibration& calibration, double 
 
 // achieved / bound, 0 when the bound is not positive.
 double FractionOfRoofline(double achieved_gflops, const RooflinePoint& roofline);
+
+// The FMA peak that bounds `problem`: the calibration's f32 peak, halved for an f64
+// accumulator (an f64 FMA does half the lanes at the same instruction throughput on
+// every x86 vector unit); bf16 inputs are widened and multiplied in f32.
+double PeakGflopsFor(const mtune::v1::Calibration& calibration, const strategies::Problem& problem);
 
 // Whether `roofline` (of `flops` against `peak_gflops`) is bounded by bandwidth: a
 // problem without arithmetic, or one whose level's bandwidth caps it below the peak.
