@@ -249,6 +249,12 @@ absl::StatusOr<std::vector<mlir::Attribute>> KeepKnobOptionsForFamily(KnobOp kno
   return kept;
 }
 
+void DropTemplateOnlyRules(mlir::Operation* op) {
+  for (const char* attr : {kDefaultForAttr, kTilesAttr, kPaddedDefaultAttr, kRestDefaultAttr,
+                           kLabelFamiliesAttr, kLabelTypesAttr, kOptionFamiliesAttr})
+    op->removeAttr(attr);
+}
+
 // The default of a tile knob that declares `mtune.tiles = "DIM"` and one of
 // - `mtune.padded_default = "FORM"`, for a dimension tiled whole and padded to whole
 //   tiles: the template's choice (`default_value`) while it pads DIM by at most an

@@ -345,6 +345,7 @@ absl::StatusOr<std::string> Instantiate(absl::string_view template_text, const P
       const std::string& want = values.at(knob.getName().str());
       for (mlir::Attribute a : *options)
         if (OptionText(a) == want) knob.setSelectedAttr(a);
+      DropTemplateOnlyRules(knob);
       // Expanded arrays let the upstream verifier check `selected` too.
       knob.setOptionsAttr(b.getArrayAttr(*options));
     } else if (auto alt = llvm::dyn_cast<AlternativesOp>(op)) {
@@ -352,6 +353,7 @@ absl::StatusOr<std::string> Instantiate(absl::string_view template_text, const P
       const std::string& want = values.at(alt.getName().str());
       auto it = std::find(labels.begin(), labels.end(), want);
       alt.setSelectedRegionAttrAttr(b.getIndexAttr(it - labels.begin()));
+      DropTemplateOnlyRules(alt);
     }
   });
   if (!status.ok()) return status;
@@ -406,6 +408,7 @@ absl::StatusOr<TemplateInstantiator> TemplateInstantiator::Create(absl::string_v
       marker = absl::StrCat("__mtune_selected_", markers.size(), "__");
       knob.setSelectedAttr(b.getStringAttr(marker));
       knob.setOptionsAttr(b.getArrayAttr(*options));
+      DropTemplateOnlyRules(knob);
       marker = "\"" + marker + "\"";
     } else if (auto alt = llvm::dyn_cast<AlternativesOp>(op)) {
       slot.knob = alt.getName().str();
@@ -414,6 +417,7 @@ absl::StatusOr<TemplateInstantiator> TemplateInstantiator::Create(absl::string_v
       for (size_t i = labels.size(); i-- > 0;) slot.printed[labels[i]] = std::to_string(i);
       const int64_t sentinel = 900000000 + static_cast<int64_t>(markers.size());
       alt.setSelectedRegionAttrAttr(b.getIndexAttr(sentinel));
+      DropTemplateOnlyRules(alt);
       marker = absl::StrCat("selected_region = ", sentinel);
       for (auto& [label, index] : slot.printed) index = "selected_region = " + index;
     } else {

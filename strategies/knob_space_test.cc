@@ -1046,6 +1046,41 @@ TEST(KnobSpace, LabelTypesDropARegionForOtherElementTypes) {
       << refused.status();
 }
 
+// An instantiated script, read back as a template, has the candidate's values as
+// its defaults: the rules that pick a default or the options per problem are not
+// carried into it (a 64-wide channel tile of a 16-channel depthwise convolution read
+// back as 16; an f32 matmul's `dot` lowering, which bf16 lacks, was refused).
+TEST(KnobSpace, AnInstantiatedScriptSelectsItsCandidate) {
+  struct Case {
+    const char* template_name;
+    const char* key;
+    KnobValues changes;
+  };
+  for (const Case& c : {Case{"depthwise_1d_tiled", "depthwise_conv_1d_nwc_wc:n=1,w=34,c=16,kw=3,sw=1,dw=1:f32",
+                             {{"tile_c", "64"}}},
+                        Case{"matmul_2level", "matmul:m=96,n=80,k=64:f32",
+                             {{"contraction_lowering", "dot"}}}}) {
+    SCOPED_TRACE(c.key);
+    auto problem = ParseProblemKey(c.key);
+    ASSERT_TRUE(problem.ok());
+    auto tpl = FindTemplate(c.template_name);
+    ASSERT_TRUE(tpl.ok()) << tpl.status();
+    auto space = ExtractKnobSpace(tpl->text, *problem);
+    ASSERT_TRUE(space.ok()) << space.status();
+    std::optional<KnobValues> values = DefaultCandidate(*space);
+    ASSERT_TRUE(values.has_value());
+    for (const auto& [name, value] : c.changes) {
+      ASSERT_NE((*values)[name], value) << name << " is already the default";
+      (*values)[name] = value;
+    }
+    auto script = Instantiate(tpl->text, *problem, *values);
+    ASSERT_TRUE(script.ok()) << script.status();
+    auto again = ExtractKnobSpace(*script, *problem);
+    ASSERT_TRUE(again.ok()) << again.status();
+    EXPECT_EQ(again->Defaults(), values);
+  }
+}
+
 TEST(KnobSpace, LabelFamiliesDropARegionForOtherFamilies) {
   auto alternatives = [](const std::string& attrs) {
     return KnobLines(
