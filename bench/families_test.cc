@@ -134,7 +134,8 @@ TEST(BenchFamilies, TinyRunVerifiesEveryBaselineAndPrintsTheTable) {
   const std::string problems =
       "matmul_transpose_b:m=17,n=9,k=13:f32,copy_2d:m=24,n=40:f32,reduce_cols_2d:m=33,n=17:f32,"
       "conv_1d_nwc_wcf:n=1,w=19,c=8,kw=3,f=4,sw=2,dw=1:f32,"
-      "depthwise_conv_2d_nhwc_hwc:n=1,h=9,w=10,c=16,kh=3,kw=2,sh=2,sw=1,dh=1,dw=2:f32";
+      "depthwise_conv_2d_nhwc_hwc:n=1,h=9,w=10,c=16,kh=3,kw=2,sh=2,sw=1,dh=1,dw=2:f32,"
+      "batch_matmul:b=3,m=5,n=7,k=6:f32";
   const BenchRun run = RunBenchFamilies({"--problems", problems, "--trials", "0", "--rounds", "1",
                                          "--min-time", "0.003", "--quick-calibration", "--cpu",
                                          "-1", "--json", json_path},
@@ -146,7 +147,7 @@ TEST(BenchFamilies, TinyRunVerifiesEveryBaselineAndPrintsTheTable) {
     EXPECT_THAT(log, HasSubstr(header));
 
   const nlohmann::json root = nlohmann::json::parse(testing::ReadFile(json_path));
-  ASSERT_EQ(root["problems"].size(), 5u);
+  ASSERT_EQ(root["problems"].size(), 6u);
   EXPECT_EQ(root["goals"].size(), 6u);
   for (const nlohmann::json& row : root["problems"]) {
     SCOPED_TRACE(row["problem"].get<std::string>());

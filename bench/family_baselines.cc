@@ -154,6 +154,27 @@ absl::StatusOr<std::unique_ptr<FamilyKernel>> MakeOneDnn(const strategies::Probl
                   });
   }
   using tag = memory::format_tag;
+  // A batch of matmuls: oneDNN's matmul primitive on 3-D row-major tensors (how a
+  // framework calls it), C += A B through a sum post-op like the convolutions.
+  if (f == "batch_matmul") {
+    omp_set_num_threads(1);
+    const int64_t b = d("b"), m = d("m"), n = d("n"), k = d("k");
+    auto state = std::make_shared<DnnlState>();
+    const memory::desc a_md = Plain({b, m, k}, tag::abc), b_md = Plain({b, k, n}, tag::abc),
+                       c_md = Plain({b, m, n}, tag::abc);
+    dnnl::post_ops accumulate;
+    accumulate.append_sum(1.0f);
+    dnnl::primitive_attr attr;
+    attr.set_post_ops(accumulate);
+    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, b_md, c_md), attr, state->engine);
+    memory a_mem(a_md, state->engine, const_cast<float*>(in[0]));
+    memory b_mem(b_md, state->engine, const_cast<float*>(in[1]));
+    memory c_mem(c_md, state->engine, out);
+    state->primitive = dnnl::matmul(pd);
+    state->args = {{DNNL_ARG_SRC, a_mem}, {DNNL_ARG_WEIGHTS, b_mem}, {DNNL_ARG_DST, c_mem}};
+    state->keep = {a_mem, b_mem, c_mem};
+    return Kernel(absl::StrCat("matmul ", pd.impl_info_str()), [state] { return Execute(*state); });
+  }
   if (f == "conv_1d_nwc_wcf") {
     const int64_t n = d("n"), w = d("w"), c = d("c"), kw = d("kw"), fo = d("f"), ow = d("ow");
     return DnnlConvolution(Plain({n, c, w}, tag::nwc), Plain({fo, c, kw}, tag::wio),
@@ -244,6 +265,16 @@ absl::StatusOr<std::unique_ptr<FamilyKernel>> MakeEigen(const strategies::Proble
     return Kernel("Map product A*B^T", [=] {
       Eigen::Map<RowMajor>(out, m, n).noalias() +=
           ConstMatrix(x, m, k) * ConstMatrix(b, n, k).transpose();
+      return EigenDone();
+    });
+  }
+  if (f == "batch_matmul") {
+    const int64_t batches = d("b"), m = d("m"), n = d("n"), k = d("k");
+    const float* b = in[1];
+    return Kernel("Map product A*B per batch", [=] {
+      for (int64_t i = 0; i < batches; ++i)
+        Eigen::Map<RowMajor>(out + i * m * n, m, n).noalias() +=
+            ConstMatrix(x + i * m * k, m, k) * ConstMatrix(b + i * k * n, k, n);
       return EigenDone();
     });
   }
@@ -364,7 +395,7 @@ absl::StatusOr<std::unique_ptr<FamilyKernel>> MakeFamilyKernel(
 
 bool BaselineAccumulates(const strategies::Problem& problem) {
   const std::string& f = problem.family;
-  return IsMatmul(f) || f == "conv_1d_nwc_wcf" || f == "conv_2d_nhwc_hwcf" ||
+  return IsMatmul(f) || f == "batch_matmul" || f == "conv_1d_nwc_wcf" || f == "conv_2d_nhwc_hwcf" ||
          f == "depthwise_conv_1d_nwc_wc" || f == "depthwise_conv_2d_nhwc_hwc";
 }
 

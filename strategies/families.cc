@@ -111,7 +111,7 @@ std::vector<FamilySpec> MakeSpecs() {
     FamilySpec f;
     f.info = {"batch_matmul",
               "batch_matmul:b=<B>,m=<M>,n=<N>,k=<K>:{f32,f64}   C[B,M,N] += A[B,M,K] * B[B,K,N]",
-              "batch_matmul:b=8,m=128,n=128,k=128:f32", "batch_matmul_packed"};
+              "batch_matmul:b=8,m=128,n=128,k=128:f32", "matmul_packed"};
     f.dims = {{"b"}, {"m"}, {"n"}, {"k"}};
     f.element_types = {"f32", "f64"};
     f.validate = NoCheck;

@@ -49,8 +49,7 @@ std::vector<double> CandidateFeatures(const Problem& problem, const KnobValues& 
   }
 
   const double m = problem.Dim("m"), n = problem.Dim("n"), k = problem.Dim("k");
-  // A template without a cache tile along a dimension (e.g. batch_matmul_packed does
-  // not tile m at level 1) covers it whole.
+  // A template without a cache tile along a dimension covers it whole.
   auto level1 = [&](const char* name, double whole) {
     const double v = Number(values, name);
     return v > 0 ? v : whole;

@@ -104,13 +104,35 @@ TEST(KnobSpace, ConstraintPrunesANonDividingInnerTile) {
 // The error names the constraint that is broken: a register-fit constraint
 // (smt.constrain_params), not a divisibility that holds (it once named the first
 // mtune.divides knob whenever any constraint failed).
+constexpr char kDividesAndSmtTemplate[] = R"mlir(module attributes {transform.with_named_sequence} {
+  transform.named_sequence @__transform_main(%r: !transform.any_op {transform.readonly}) {
+    %tn1 = transform.tune.knob<"tile_n1"> = 128 from options = [64, 128] -> !transform.param<i64>
+    %tm2 = transform.tune.knob<"tile_m2"> = 8 from options = [4, 8, 16] -> !transform.param<i64>
+    %tn2 = transform.tune.knob<"tile_n2"> = 32 from options = [16, 32] {mtune.divides = "tile_n1"} -> !transform.param<i64>
+    transform.smt.constrain_params(%tm2, %tn2) : (!transform.param<i64>, !transform.param<i64>) -> () {
+    ^bb0(%m2: !smt.int, %n2: !smt.int):
+      %acc = smt.declare_fun "acc_bytes" : !smt.int
+      %one = smt.int.constant 1
+      %rows = smt.int.add %m2, %one
+      %reg_bytes = smt.int.mul %rows, %n2, %acc
+      %reg_limit = smt.int.constant 1984
+      %fits = smt.int.cmp le %reg_bytes, %reg_limit
+      smt.assert %fits
+    }
+    transform.yield
+  }
+})mlir";
+
 TEST(KnobSpace, AViolatedConstraintIsTheOneNamed) {
-  KnobSpace space = TemplateSpace("batch_matmul_packed", "batch_matmul:b=4,m=128,n=256,k=256:f32");
-  std::optional<KnobValues> values = DefaultCandidate(space);
+  auto problem = ParseProblemKey("matmul:m=128,n=256,k=256:f32");
+  ASSERT_TRUE(problem.ok());
+  auto space = ExtractKnobSpace(kDividesAndSmtTemplate, *problem);
+  ASSERT_TRUE(space.ok()) << space.status();
+  std::optional<KnobValues> values = DefaultCandidate(*space);
   ASSERT_TRUE(values.has_value());
   (*values)["tile_m2"] = "16";  // 17 rows x 32 lanes x 4 bytes: more than the registers
   ASSERT_EQ((*values)["tile_n2"], "32");
-  absl::Status s = space.Check(*values);
+  absl::Status s = space->Check(*values);
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(s.message().find("violated by tile_m2=16, tile_n2=32"), std::string::npos) << s;
   EXPECT_EQ(s.message().find("must divide"), std::string::npos) << s;

@@ -175,13 +175,17 @@ TEST(TransformLibrary, EntryThatNoLongerAppliesIsReportedStale) {
   const std::string good_key = "matmul:m=32,n=64,k=16:f32";
   const std::string stale_key = "matmul:m=16,n=32,k=32:f32";
   std::string stale_script = DefaultScript("matmul_packed", stale_key);
+  // After the script's match of the matmul, ask for a parent it does not have.
   const std::string anchor =
-      "%0 = transform.structured.match ops{[\"linalg.matmul\"]} in %arg0 : "
+      " = transform.structured.match ops{[\"linalg.matmul\"]} in %arg0 : "
       "(!transform.any_op) -> !transform.any_op\n";
-  ASSERT_NE(stale_script.find(anchor), std::string::npos) << stale_script;
-  stale_script.insert(stale_script.find(anchor) + anchor.size(),
-                      "    %gone = transform.get_parent_op %0 {op_name = \"scf.parallel\"} : "
-                      "(!transform.any_op) -> !transform.any_op\n");
+  const size_t at = stale_script.find(anchor);
+  ASSERT_NE(at, std::string::npos) << stale_script;
+  const size_t name_at = stale_script.rfind('%', at);
+  const std::string matched = stale_script.substr(name_at, at - name_at);
+  stale_script.insert(at + anchor.size(), "    %gone = transform.get_parent_op " + matched +
+                                              " {op_name = \"scf.parallel\"} : "
+                                              "(!transform.any_op) -> !transform.any_op\n");
   std::vector<LibraryEntry> entries = {{good_key, kTarget, DefaultScript("matmul_packed", good_key)},
                                        {stale_key, kTarget, stale_script}};
   for (const bool shared : {false, true}) {

@@ -91,14 +91,19 @@ TEST_P(DefaultTemplate, DefaultAndRandomCandidatesVerify) {
   std::string failure = MeasureCandidate(tpl, problem, defaults);
   EXPECT_EQ(failure, "") << tpl.name << " default:" << Describe(defaults);
 
-  // Seeded by the key, so a failure reproduces.
+  // Seeded by the key, so a failure reproduces. The free knobs are drawn, the derived
+  // ones solved from them (as a search point is completed), and the draw kept when
+  // valid.
   std::mt19937 rng(std::hash<std::string>()(GetParam().key) & 0xffffffff);
   int checked = 0;
-  for (int attempt = 0; checked < GetParam().random_candidates && attempt < 100; ++attempt) {
-    strategies::KnobValues values;
+  for (int attempt = 0; checked < GetParam().random_candidates && attempt < 1000; ++attempt) {
+    strategies::KnobValues drawn;
     for (const auto& k : space.knobs)
-      values[k.name] = k.options[std::uniform_int_distribution<size_t>(0, k.options.size() - 1)(rng)];
-    if (!space.SatisfiesConstraints(values)) continue;
+      if (!k.derived)
+        drawn[k.name] = k.options[std::uniform_int_distribution<size_t>(0, k.options.size() - 1)(rng)];
+    std::optional<strategies::KnobValues> solved = strategies::SolveDerivedKnobs(space, drawn);
+    if (!solved.has_value()) continue;
+    const strategies::KnobValues& values = *solved;
     ++checked;
     failure = MeasureCandidate(tpl, problem, values);
     EXPECT_EQ(failure, "") << tpl.name << ":" << Describe(values);

@@ -1,6 +1,6 @@
 // mtune strategy template: matmul with B (and optionally A) packed in register-tile
 // layout, the structure of BLAS-like libraries.
-// mtune-family: matmul, matmul_transpose_a, matmul_transpose_b
+// mtune-family: matmul, matmul_transpose_a, matmul_transpose_b, batch_matmul
 //
 // Level 1 tiles n and k (tile_n1, tile_k1), then m (tile_m1) inside them: the loop
 // order of a BLAS, where one packed B panel (k1 x n1, in L2) serves every m block
@@ -52,6 +52,22 @@ module attributes {transform.with_named_sequence} {
   // default (166 against 180 GFLOP/s), which is why it is not the default.
   transform.named_sequence @__transform_main(%root: !transform.any_op {transform.consumed})
       attributes {mtune.start_points = [{tile_k1 = 128 : i64, tile_k2 = 1 : i64, pack_a = "no"}]} {
+    // A batch matmul is tiled by one batch, and each batch's tile becomes a plain 2-D
+    // linalg.matmul (generalized, its unit batch dimension folded into rank-reducing
+    // slices, named again); what follows tunes that matmul inside the batch loop.
+    %batched = transform.structured.match ops{["linalg.batch_matmul"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %batched : !transform.any_op {
+    ^bb0(%one_batch_op: !transform.any_op):
+      %batch_tile, %batch_loop = transform.structured.tile_using_for %one_batch_op tile_sizes [1, 0, 0, 0]
+        : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %batch_generic = transform.structured.generalize %batch_tile : (!transform.any_op) -> !transform.any_op
+      %batch_func = transform.get_parent_op %batch_loop {op_name = "func.func"} : (!transform.any_op) -> !transform.any_op
+      transform.apply_patterns to %batch_func {
+        transform.apply_patterns.linalg.fold_unit_extent_dims_via_slices
+      } : !transform.any_op
+      %one_batch = transform.structured.match ops{["linalg.generic"]} in %batch_func : (!transform.any_op) -> !transform.any_op
+      %named = transform.structured.specialize %one_batch : (!transform.any_op) -> !transform.any_op
+    }
     %matmul = transform.structured.match ops{["linalg.matmul"]} in %root : (!transform.any_op) -> !transform.any_op
 
     // Defaults for odd shapes: a cache tile that would pad its dimension by more than an
@@ -87,7 +103,7 @@ module attributes {transform.with_named_sequence} {
     // B stored transposed (matmul_transpose_b): a k2 of 4 or more makes B's packing a
     // transposing copy that measured 4x slower (27 against 112 GFLOP/s at 512^3), so
     // k2 is 1 there; for the other layouts the default packs A with k2 = 8.
-    %tk2 = transform.tune.knob<"tile_k2"> = 8 from options = [1, 2, 4, 8, 16] {mtune.only_for = ["matmul", "matmul_transpose_a"], mtune.otherwise = 1 : i64} -> !transform.param<i64>
+    %tk2 = transform.tune.knob<"tile_k2"> = 8 from options = [1, 2, 4, 8, 16] {mtune.only_for = ["matmul", "matmul_transpose_a", "batch_matmul"], mtune.otherwise = 1 : i64} -> !transform.param<i64>
 
     // Register tiles divide the k cache tile, and the n one up to a peeled power-of-two
     // remainder (peel_n2). The accumulator tile plus one row of B
@@ -230,7 +246,7 @@ module attributes {transform.with_named_sequence} {
     // by few rows of A (64x512x1024: packing B's 2 MiB served 64 rows; 1.15x with
     // tile_k1 = 128, paired runs of the two kernels). Not for matmul_transpose_b, whose
     // B is stored transposed (in place, the register tile would gather it).
-    %padded2 = transform.tune.alternatives<"pack_a"> selected_region = 1 attributes {mtune.labels = ["no", "yes", "only"], mtune.label_families = {only = ["matmul", "matmul_transpose_a"]}} -> !transform.any_op {
+    %padded2 = transform.tune.alternatives<"pack_a"> selected_region = 1 attributes {mtune.labels = ["no", "yes", "only"], mtune.label_families = {only = ["matmul", "matmul_transpose_a", "batch_matmul"]}} -> !transform.any_op {
       %p, %pad, %copy = transform.structured.pad %tiled2 {
           padding_dimensions = [0, 1, 2],
           nofold_flags = [0, 1, 0],

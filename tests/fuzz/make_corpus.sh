@@ -22,7 +22,6 @@ done < "$here/seeds/problem_keys.txt"
 template_problem() {
   case "$1" in
     matmul_*) echo "matmul:m=96,n=80,k=64:f32" ;;
-    batch_matmul_*) echo "batch_matmul:b=2,m=40,n=24,k=16:f32" ;;
     conv_1d_*) echo "conv_1d_nwc_wcf:n=1,w=34,c=8,kw=3,f=16,sw=1,dw=1:f32" ;;
     conv_2d_*) echo "conv_2d_nhwc_hwcf:n=1,h=10,w=10,c=8,kh=3,kw=3,f=16,sh=1,sw=1,dh=1,dw=1:f32" ;;
     depthwise_1d_*) echo "depthwise_conv_1d_nwc_wc:n=1,w=34,c=16,kw=3,sw=1,dw=1:f32" ;;
