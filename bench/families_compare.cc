@@ -69,6 +69,7 @@ constexpr const char* kImplementations[] = {"mtune", "onednn", "eigen"};
 // taken later).
 constexpr const char* kFmaPeak = "fma_peak";
 constexpr const char* kCopy = "copy";
+constexpr const char* kRead = "read";
 constexpr int kRepetitionsPerRound = 3;
 
 // What happened to one implementation of one problem before timing.
@@ -96,11 +97,16 @@ struct ProblemReport {
   // families only): the level's calibrated figure comes from a working set of half
   // the level, which can be far from the problem's.
   double copy_gbps_at_footprint = 0;
+  // And a loop that only reads the footprint, timed the same way: with the copy it
+  // gives the stream bandwidth of the row's own reads and writes (worker/roofline.h
+  // StreamGbps), which a reduction (reads only, nearly) is held against.
+  double read_gbps_at_footprint = 0;
   // Compute-bound rows: the FMA peak timed in this row's rounds, GFLOP/s (0: not timed).
   double fma_peak_gflops = 0;
   // Per-round medians of the yardstick loops (seconds), for ratios paired by round.
-  std::map<int, double> fma_by_round_s, copy_by_round_s;
+  std::map<int, double> fma_by_round_s, copy_by_round_s, read_by_round_s;
   double copy_bytes = 0;  // what one run of the copy loop moves
+  double read_bytes = 0;  // what one run of the read loop reads
 };
 
 // One copy of a problem's operands at its own addresses, and what is bound to it.
@@ -118,6 +124,7 @@ struct OperandSet {
   std::map<std::string, std::unique_ptr<worker::TypedBuffer>> outputs;
   std::map<std::string, std::unique_ptr<FamilyKernel>> baselines;
   std::unique_ptr<worker::CopyLoop> copy_loop;  // bandwidth-bound rows
+  std::unique_ptr<worker::ReadLoop> read_loop;  // bandwidth-bound rows
 };
 
 // Everything the timing loops of one problem touch.
@@ -336,10 +343,15 @@ std::vector<std::string> ImplementationNames(const ProblemReport& r) {
 }
 
 // What one round of `r` times: the implementations, and the FMA peak (compute-bound
-// row) or the copy at its footprint (bandwidth-bound row).
+// row) or the copy and the read at its footprint (bandwidth-bound row).
 std::vector<std::string> TimedNames(const ProblemReport& r) {
   std::vector<std::string> names = ImplementationNames(r);
-  names.push_back(BandwidthBound(r.problem.family) ? kCopy : kFmaPeak);
+  if (BandwidthBound(r.problem.family)) {
+    names.push_back(kCopy);
+    names.push_back(kRead);
+  } else {
+    names.push_back(kFmaPeak);
+  }
   return names;
 }
 
@@ -367,6 +379,12 @@ void TimeProblem(const Flags& flags, ProblemReport& report, Fixture& fx) {
       } else if (impl == kCopy) {
         if (!set.copy_loop) set.copy_loop = std::make_unique<worker::CopyLoop>(report.problem.FootprintBytes());
         worker::CopyLoop* loop = set.copy_loop.get();
+        registered = benchmark::RegisterBenchmark(name.c_str(), [loop](benchmark::State& state) {
+          for (auto _ : state) loop->Run();
+        });
+      } else if (impl == kRead) {
+        if (!set.read_loop) set.read_loop = std::make_unique<worker::ReadLoop>(report.problem.FootprintBytes());
+        worker::ReadLoop* loop = set.read_loop.get();
         registered = benchmark::RegisterBenchmark(name.c_str(), [loop](benchmark::State& state) {
           for (auto _ : state) loop->Run();
         });
@@ -429,6 +447,12 @@ void TimeProblem(const Flags& flags, ProblemReport& report, Fixture& fx) {
       report.copy_by_round_s = std::move(by_round_s);
       continue;
     }
+    if (impl == kRead) {
+      report.read_bytes = fx.sets[0].read_loop->bytes();
+      report.read_gbps_at_footprint = report.read_bytes / Median(round_medians_s) / 1e9;
+      report.read_by_round_s = std::move(by_round_s);
+      continue;
+    }
     ImplState& state = report.impls[impl];
     state.median_s = Median(round_medians_s);
     state.by_round_s = std::move(by_round_s);
@@ -461,13 +485,32 @@ double MtuneOverCopy(const ProblemReport& r) {
          r.copy_bytes;
 }
 
+// mtune's GB/s over the stream bandwidth of the row's reads and writes at its
+// footprint (worker/roofline.h StreamGbps) from the copy and read loops of the same
+// round, paired by round. The copy's alone where the read loop was not timed; equal to
+// MtuneOverCopy for a row that reads what it writes (copy, transpose).
+double MtuneOverStream(const ProblemReport& r) {
+  if (r.copy_bytes <= 0 || r.read_bytes <= 0) return MtuneOverCopy(r);
+  std::vector<double> ratios;
+  for (const auto& [round, mtune_s] : RoundsOf(r, "mtune")) {
+    auto copy = r.copy_by_round_s.find(round);
+    auto reading = r.read_by_round_s.find(round);
+    if (copy == r.copy_by_round_s.end() || reading == r.read_by_round_s.end() || !(mtune_s > 0))
+      continue;
+    const double stream_gbps = worker::StreamGbps(r.copy_bytes / copy->second / 1e9,
+                                                  r.read_bytes / reading->second / 1e9, r.problem);
+    ratios.push_back(r.problem.CompulsoryBytes() / mtune_s / 1e9 / stream_gbps);
+  }
+  return ratios.empty() ? 0.0 : Median(ratios);
+}
+
 // mtune's %roof: paired by round where the roof is a loop timed beside the row (the
-// copy at a GB/s row's footprint; the FMA loop for a compute-bound GFLOP/s row), as
+// copy and read at a GB/s row's footprint; the FMA loop for a compute-bound GFLOP/s row), as
 // the goals are; otherwise its figure over the roofline bound. Unpaired, a matmul 512^3
 // row once showed 77% in this column while its goal line said 0.84.
 double MtuneFractionOfRoofline(const ProblemReport& r) {
   if (BandwidthBound(r.problem.family)) {
-    if (r.copy_gbps_at_footprint > 0) return MtuneOverCopy(r);
+    if (r.copy_gbps_at_footprint > 0) return MtuneOverStream(r);
   } else if (r.fma_peak_gflops > 0 && r.roof.bound_gflops >= r.fma_peak_gflops) {
     return FractionOfPeak(r, "mtune");
   }
@@ -489,7 +532,7 @@ std::string FigureCell(const ProblemReport& r, const std::string& impl) {
   return it->second.status;
 }
 
-constexpr const char* kRowFormat = "%-26s %-40s %-7s %11s %11s %11s %7s %7s %6s %5s %8s %8s\n";
+constexpr const char* kRowFormat = "%-26s %-40s %-7s %11s %11s %11s %7s %7s %6s %5s %8s %8s %8s\n";
 
 void PrintRow(const ProblemReport& r) {
   const double fraction = MtuneFractionOfRoofline(r);
@@ -498,7 +541,8 @@ void PrintRow(const ProblemReport& r) {
               FigureCell(r, "eigen").c_str(), Cell(MtuneOver(r, "onednn")).c_str(),
               Cell(MtuneOver(r, "eigen")).c_str(),
               Cell(100 * fraction, "%.1f%%").c_str(), r.roof.level.c_str(),
-              Cell(r.fma_peak_gflops).c_str(), Cell(r.copy_gbps_at_footprint).c_str());
+              Cell(r.fma_peak_gflops).c_str(), Cell(r.copy_gbps_at_footprint).c_str(),
+              Cell(r.read_gbps_at_footprint).c_str());
 }
 
 void PrintGeomean(const std::string& family, const std::vector<const ProblemReport*>& rows) {
@@ -515,7 +559,7 @@ void PrintGeomean(const std::string& family, const std::vector<const ProblemRepo
   std::printf(kRowFormat, family.c_str(), absl::StrCat("geomean of ", rows.size()).c_str(), Unit(*rows.front()).c_str(),
               Cell(Geomean(mt)).c_str(), Cell(Geomean(dnn)).c_str(), Cell(Geomean(eig)).c_str(),
               Cell(Geomean(mt_dnn)).c_str(), Cell(Geomean(mt_eig)).c_str(),
-              Cell(100 * Geomean(fraction), "%.1f%%").c_str(), "", "", "");
+              Cell(100 * Geomean(fraction), "%.1f%%").c_str(), "", "", "", "");
 }
 
 std::vector<GoalRow> GoalRows(const std::vector<ProblemReport>& reports) {
@@ -576,7 +620,7 @@ void PrintReport(const Flags& flags, const std::vector<ProblemReport>& reports,
               "ratio within each round\n\n",
               flags.rounds, kRepetitionsPerRound, flags.min_time_s, flags.operand_sets);
   std::printf(kRowFormat, "family", "shape", "unit", "mtune", "oneDNN", "Eigen", "mt/dnn", "mt/eig",
-              "%roof", "level", "FMA pk", "copy@fp");
+              "%roof", "level", "FMA pk", "copy@fp", "read@fp");
   std::vector<std::string> order;
   std::map<std::string, std::vector<const ProblemReport*>> by_family;
   for (const ProblemReport& r : reports) {
@@ -587,10 +631,13 @@ void PrintReport(const Flags& flags, const std::vector<ProblemReport>& reports,
     for (const ProblemReport* r : by_family[family]) PrintRow(*r);
     PrintGeomean(family, by_family[family]);
   }
-  std::printf("\n%%roof: mtune over the FMA peak (GFLOP/s rows, FMA pk) or over the copy "
-              "bandwidth at the row's own footprint, in the level it fits (GB/s rows, copy@fp), "
-              "both timed in the row's rounds and paired by round; copy@fp is the "
-              "transpose goal's yardstick too\n");
+  std::printf("\n%%roof: mtune over the FMA peak (GFLOP/s rows, FMA pk) or, for GB/s rows, "
+              "over the bandwidth of the row's own reads and writes at its footprint, in the "
+              "level it fits: reads at the speed of a loop that only reads (read@fp), writes "
+              "at what a copy (copy@fp) spends beyond its reads (an output accumulated into "
+              "only its write-back; worker/roofline.h StreamGbps); all timed in the row's "
+              "rounds and paired by round. A copy or transpose reads what it writes, so its "
+              "yardstick is the copy; copy@fp is the transpose goal's yardstick too\n");
 
   if (flags.operand_sets > 1) {
     std::printf("\nmtune (and --variant kernels) by operand set (round r runs on set r mod %d; "
@@ -658,6 +705,7 @@ absl::Status WriteJson(const Flags& flags, const std::vector<ProblemReport>& rep
     row["roofline_level_gbps"] = r.roof.level_gbps;
     row["roofline_gflops"] = r.roof.bound_gflops;
     if (r.copy_gbps_at_footprint > 0) row["copy_gbps_at_footprint"] = r.copy_gbps_at_footprint;
+    if (r.read_gbps_at_footprint > 0) row["read_gbps_at_footprint"] = r.read_gbps_at_footprint;
     if (r.fma_peak_gflops > 0) row["fma_peak_gflops"] = r.fma_peak_gflops;
     nlohmann::json impls = nlohmann::json::object();
     for (const auto& [name, s] : r.impls) {
@@ -854,8 +902,13 @@ int Run(const Flags& flags) {
         std::fprintf(stderr, "  %s gives a wrong result: %s\n", impl, r.impls[impl].detail.c_str());
       }
     TimeProblem(flags, r, fixture);
-    // A bandwidth-bound row's roof is the copy at its footprint timed beside it.
-    if (r.copy_gbps_at_footprint > 0) r.roof.level_gbps = r.copy_gbps_at_footprint;
+    // A bandwidth-bound row's roof is the stream of its reads and writes at its
+    // footprint, from the copy and read loops timed beside it.
+    if (r.copy_gbps_at_footprint > 0) {
+      r.roof = worker::WithBandwidth(
+          r.roof, worker::StreamGbps(r.copy_gbps_at_footprint, r.read_gbps_at_footprint, r.problem),
+          calibration.peak_gflops_f32(), r.problem.Flops(), r.problem.CompulsoryBytes());
+    }
     if (r.fma_peak_gflops > 0) {
       // The compute roof of this row is the peak timed beside it.
       mtune::v1::Calibration side_by_side = calibration;

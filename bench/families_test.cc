@@ -156,7 +156,10 @@ TEST(BenchFamilies, TinyRunVerifiesEveryBaselineAndPrintsTheTable) {
       EXPECT_TRUE(impl["verified"].get<bool>()) << impl.dump();
       EXPECT_GT(impl.value("figure", 0.0), 0.0);
     }
-    if (BandwidthBound(row["family"])) EXPECT_GT(row.value("copy_gbps_at_footprint", 0.0), 0.0);
+    if (BandwidthBound(row["family"])) {
+      EXPECT_GT(row.value("copy_gbps_at_footprint", 0.0), 0.0);
+      EXPECT_GT(row.value("read_gbps_at_footprint", 0.0), 0.0);
+    }
     // Compute-bound rows are set against the FMA peak timed in their own rounds.
     EXPECT_EQ(row.contains("fma_peak_gflops"), !BandwidthBound(row["family"])) << row.dump();
     if (row.contains("fma_peak_gflops")) EXPECT_GT(row["fma_peak_gflops"].get<double>(), 0.0);

@@ -103,6 +103,11 @@ double Problem::CompulsoryBytes() const {
   return bytes;
 }
 
+double Problem::CompulsoryWrittenBytes() const {
+  const OperandShape out = Operands().back();
+  return static_cast<double>(out.Elements()) * out.ElementBytes();
+}
+
 uint64_t Problem::FootprintBytes() const {
   uint64_t bytes = 0;
   for (const OperandShape& o : Operands())

@@ -39,6 +39,8 @@ struct Problem {
   // Bytes that any implementation must move: inputs read once, the output written
   // (and read first when the kernel accumulates into it).
   double CompulsoryBytes() const;
+  // Of those, the bytes written: the output once. The rest are read.
+  double CompulsoryWrittenBytes() const;
   // Bytes of all operands together: decides which memory level bounds the roofline.
   uint64_t FootprintBytes() const;
   // The kernel's operands, inputs first, output last.

@@ -154,6 +154,68 @@ __attribute__((noinline)) void CopyScalar(const float* src, float* dst, uint64_t
   for (uint64_t i = 0; i < bytes / sizeof(float); ++i) dst[i] = src[i];
 }
 
+// Reading: eight independent accumulators, enough to keep two loads a cycle going
+// past the adds' latency, so the loop is bounded by the loads. Named one by one: an
+// array of them stayed in memory (GCC -O2 did not unroll the loop over it).
+#if defined(__x86_64__)
+__attribute__((target("avx512f"), noinline)) float ReadAvx512(const float* src, uint64_t bytes) {
+  __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
+  for (uint64_t i = 0; i < bytes / sizeof(float); i += 128) {
+    a0 = _mm512_add_ps(a0, _mm512_load_ps(src + i));
+    a1 = _mm512_add_ps(a1, _mm512_load_ps(src + i + 16));
+    a2 = _mm512_add_ps(a2, _mm512_load_ps(src + i + 32));
+    a3 = _mm512_add_ps(a3, _mm512_load_ps(src + i + 48));
+    a4 = _mm512_add_ps(a4, _mm512_load_ps(src + i + 64));
+    a5 = _mm512_add_ps(a5, _mm512_load_ps(src + i + 80));
+    a6 = _mm512_add_ps(a6, _mm512_load_ps(src + i + 96));
+    a7 = _mm512_add_ps(a7, _mm512_load_ps(src + i + 112));
+  }
+  const __m512 sum = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)),
+                                   _mm512_add_ps(_mm512_add_ps(a4, a5), _mm512_add_ps(a6, a7)));
+  return _mm512_reduce_add_ps(sum);
+}
+
+__attribute__((target("avx2"), noinline)) float ReadAvx2(const float* src, uint64_t bytes) {
+  __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
+  for (uint64_t i = 0; i < bytes / sizeof(float); i += 64) {
+    a0 = _mm256_add_ps(a0, _mm256_load_ps(src + i));
+    a1 = _mm256_add_ps(a1, _mm256_load_ps(src + i + 8));
+    a2 = _mm256_add_ps(a2, _mm256_load_ps(src + i + 16));
+    a3 = _mm256_add_ps(a3, _mm256_load_ps(src + i + 24));
+    a4 = _mm256_add_ps(a4, _mm256_load_ps(src + i + 32));
+    a5 = _mm256_add_ps(a5, _mm256_load_ps(src + i + 40));
+    a6 = _mm256_add_ps(a6, _mm256_load_ps(src + i + 48));
+    a7 = _mm256_add_ps(a7, _mm256_load_ps(src + i + 56));
+  }
+  const __m256 sum = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)),
+                                   _mm256_add_ps(_mm256_add_ps(a4, a5), _mm256_add_ps(a6, a7)));
+  alignas(32) float lanes[8];
+  _mm256_store_ps(lanes, sum);
+  float total = 0;
+  for (float lane : lanes) total += lane;
+  return total;
+}
+#endif
+
+__attribute__((noinline)) float ReadScalar(const float* src, uint64_t bytes) {
+  float sum = 0;
+  for (uint64_t i = 0; i < bytes / sizeof(float); ++i) sum += src[i];
+  return sum;
+}
+
+using ReadFn = float (*)(const float*, uint64_t);
+
+ReadFn PickReadKernel() {
+#if defined(__x86_64__)
+  if (__builtin_cpu_supports("avx512f")) return &ReadAvx512;
+  if (__builtin_cpu_supports("avx2")) return &ReadAvx2;
+#endif
+  return &ReadScalar;
+}
+
+// Every read length is a multiple of this (8 zmm registers).
+constexpr uint64_t kReadBlock = 512;
+
 using CopyFn = void (*)(const float*, float*, uint64_t);
 
 CopyFn PickCopyKernel() {
@@ -311,18 +373,43 @@ double CopyLoop::Run() {
   return bytes();
 }
 
-double MeasureCopyGbps(uint64_t working_set_bytes, double min_time_s, int min_passes) {
-  CopyLoop loop(working_set_bytes);
+struct ReadLoop::State {
+  ReadFn read = PickReadKernel();
+  uint64_t bytes = 0;
+  AlignedFloats src;
+};
+
+ReadLoop::ReadLoop(uint64_t working_set_bytes) : state_(std::make_unique<State>()) {
+  state_->bytes = std::max(working_set_bytes / kReadBlock, uint64_t{1}) * kReadBlock;
+  state_->src = AllocateTouched(state_->bytes, 1.0f);
+}
+
+ReadLoop::~ReadLoop() = default;
+
+double ReadLoop::bytes() const { return state_->src ? static_cast<double>(state_->bytes) : 0.0; }
+
+double ReadLoop::Run() {
+  if (bytes() == 0) return 0;
+  g_sink = state_->read(state_->src.get(), state_->bytes);
+  return bytes();
+}
+
+namespace {
+
+// GB/s of `loop` (a CopyLoop or ReadLoop): the median of passes over at least
+// `min_time_s` and `min_passes`.
+template <typename Loop>
+double MedianGbps(Loop& loop, double min_time_s, int min_passes) {
   if (loop.bytes() == 0) return 0.0;
-  // Small sets repeat the copy inside one timed sample so a sample lasts well above
+  // Small sets repeat the loop inside one timed sample so a sample lasts well above
   // the clock's resolution (a 24 KiB L1 copy takes ~0.1 us).
-  constexpr double kMinBytesPerSample = double{uint64_t{8} << 20};
-  const uint64_t copies_per_sample =
-      std::max<uint64_t>(1, static_cast<uint64_t>(kMinBytesPerSample / (loop.bytes() / 2)));
+  constexpr double kMinBytesPerSample = double{uint64_t{16} << 20};
+  const uint64_t runs_per_sample =
+      std::max<uint64_t>(1, static_cast<uint64_t>(kMinBytesPerSample / loop.bytes()));
   auto sample = [&] {
     const Clock::time_point start = Clock::now();
-    for (uint64_t c = 0; c < copies_per_sample; ++c) loop.Run();
-    return SecondsSince(start) / copies_per_sample;
+    for (uint64_t c = 0; c < runs_per_sample; ++c) loop.Run();
+    return SecondsSince(start) / runs_per_sample;
   };
   sample();  // Warm-up: pulls the working set into the level being measured.
   std::vector<double> pass_s;
@@ -334,6 +421,18 @@ double MeasureCopyGbps(uint64_t working_set_bytes, double min_time_s, int min_pa
   std::nth_element(pass_s.begin(), pass_s.begin() + pass_s.size() / 2, pass_s.end());
   const double median_s = pass_s[pass_s.size() / 2];
   return loop.bytes() / median_s / 1e9;
+}
+
+}  // namespace
+
+double MeasureCopyGbps(uint64_t working_set_bytes, double min_time_s, int min_passes) {
+  CopyLoop loop(working_set_bytes);
+  return MedianGbps(loop, min_time_s, min_passes);
+}
+
+double MeasureReadGbps(uint64_t working_set_bytes, double min_time_s, int min_passes) {
+  ReadLoop loop(working_set_bytes);
+  return MedianGbps(loop, min_time_s, min_passes);
 }
 
 mtune::v1::Calibration Calibrate(const CalibrationOptions& options,

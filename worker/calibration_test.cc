@@ -209,6 +209,43 @@ TEST(Calibration, CopyBandwidthIsPositiveForTinyAndOddSizes) {
   EXPECT_TRUE(FinitePositive(MeasureCopyGbps(100'001, 0.001, 2)));
 }
 
+TEST(ReadLoop, ReadsTheWorkingSetRoundedToWholeBlocks) {
+  EXPECT_EQ(ReadLoop(1 << 20).Run(), double{1 << 20});
+  EXPECT_EQ(ReadLoop(1).Run(), 512.0) << "at least one 512-byte block";
+  EXPECT_EQ(ReadLoop(1000).Run(), 512.0) << "rounded down to a block";
+  EXPECT_TRUE(FinitePositive(MeasureReadGbps(1, 0.001, 1)));
+  EXPECT_TRUE(FinitePositive(MeasureReadGbps(100'001, 0.001, 2)));
+}
+
+// The stream bandwidth of a kernel's reads and writes is exact at the two loops it is
+// measured with and lies between them otherwise; a write back to a line just read
+// (an accumulated output) costs less than a fresh one.
+TEST(Roofline, StreamBandwidthWeighsReadsAndWrites) {
+  const double copy = 100, read = 180;
+  EXPECT_DOUBLE_EQ(StreamGbps(copy, read, 1000, 1000, 0), copy) << "a copy reads and writes alike";
+  EXPECT_DOUBLE_EQ(StreamGbps(copy, read, 1000, 0, 0), read) << "a pure read";
+  const double fresh = StreamGbps(copy, read, 1000, 10, 0);  // a row sum into a fresh output
+  EXPECT_GT(fresh, copy);
+  EXPECT_LT(fresh, read);
+  EXPECT_NEAR(fresh, 1010 / (1000 / read + 10 * (2 / copy - 1 / read)), 1e-9);
+  // out += in: 2000 bytes read (in and out), 1000 written back to lines read.
+  EXPECT_NEAR(StreamGbps(copy, read, 2000, 0, 1000), 3000 / (2000 / read + 1000 * (2 / copy - 2 / read)),
+              1e-9);
+  EXPECT_GT(StreamGbps(copy, read, 2000, 0, 1000), StreamGbps(copy, read, 2000, 1000, 0));
+  EXPECT_DOUBLE_EQ(StreamGbps(copy, 0, 1000, 10, 0), copy) << "no read figure: the copy's";
+  // A read stream slower than the copy would make write-backs free, never negative.
+  EXPECT_DOUBLE_EQ(StreamGbps(100, 80, 1000, 0, 1000), 160.0);
+
+  // Per problem: a copy is held against the copy; a reduction (out += sum of rows)
+  // reads its input and updates its output.
+  auto copy_2d = strategies::ParseProblemKey("copy_2d:m=64,n=96:f32");
+  auto rows = strategies::ParseProblemKey("reduce_rows_2d:m=64,n=96:f32");
+  ASSERT_TRUE(copy_2d.ok() && rows.ok());
+  EXPECT_DOUBLE_EQ(StreamGbps(copy, read, *copy_2d), copy);
+  EXPECT_DOUBLE_EQ(StreamGbps(copy, read, *rows),
+                   StreamGbps(copy, read, 64 * 96 * 4 + 64 * 4, 0, 64 * 4));
+}
+
 TEST(Affinity, PinToCpuZeroThenRunThere) {
   // On a fresh thread so the test runner's own affinity is left alone.
   std::thread([] {

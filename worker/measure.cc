@@ -147,16 +147,28 @@ Result Measurer::MeasurePrepared(const std::string& test_inject_fault) {
   for_type.set_peak_gflops_f32(PeakGflopsFor(p->calibration, problem));
   RooflinePoint roof = ComputeRoofline(for_type, problem.Flops(), problem.CompulsoryBytes(),
                                        problem.FootprintBytes());
-  // A bandwidth-bound problem inside the caches is held against the copy bandwidth at
-  // its own footprint (measured here, on the pinned core, unless the worker already
-  // has it): a level's figure is taken at half its capacity, and inside a large
-  // shared cache a smaller footprint can copy twice as fast. Beyond the caches, DRAM's.
+  // A bandwidth-bound problem inside the caches is held against the bandwidth of its
+  // own reads and writes at its own footprint, from a copy and a read stream measured
+  // there (on the pinned core, unless the worker already has them): a level's figure
+  // is taken at half its capacity, inside a large shared cache a smaller footprint
+  // can copy twice as fast, and a core reads faster than it copies. Beyond the caches,
+  // DRAM's copy bandwidth.
   if (BandwidthBound(roof, problem.Flops(), for_type.peak_gflops_f32()) && roof.level != "DRAM") {
-    double gbps = CopyGbpsAtFootprint(p->calibration, problem.FootprintBytes());
-    if (!(gbps > 0)) gbps = MeasureCopyGbps(problem.FootprintBytes(), kFootprintCopyTimeS, 3);
-    if (gbps > 0)
-      roof = WithBandwidth(roof, gbps, for_type.peak_gflops_f32(), problem.Flops(),
-                           problem.CompulsoryBytes());
+    const uint64_t footprint = problem.FootprintBytes();
+    double copy_gbps = CopyGbpsAtFootprint(p->calibration, footprint);
+    double read_gbps = ReadGbpsAtFootprint(p->calibration, footprint);
+    if (!(copy_gbps > 0)) copy_gbps = MeasureCopyGbps(footprint, kFootprintCopyTimeS, 3);
+    if (!(read_gbps > 0)) read_gbps = MeasureReadGbps(footprint, kFootprintCopyTimeS, 3);
+    if (copy_gbps > 0) {
+      roof = WithBandwidth(roof, StreamGbps(copy_gbps, read_gbps, problem), for_type.peak_gflops_f32(),
+                           problem.Flops(), problem.CompulsoryBytes());
+      mtune::v1::BandwidthLevel* at = result.mutable_footprint_bandwidth();
+      at->set_level(roof.level);
+      at->set_working_set_bytes(footprint);
+      at->set_capacity_bytes(footprint);
+      at->set_gbps(copy_gbps);
+      at->set_read_gbps(read_gbps);
+    }
   }
   result.set_roofline_gbps(roof.level_gbps);
   result.set_roofline_gflops(roof.bound_gflops);

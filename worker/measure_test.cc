@@ -7,6 +7,7 @@
 #include "strategies/default_candidate.h"
 #include "strategies/knob_space.h"
 #include "strategies/template_library.h"
+#include "worker/roofline.h"
 #include "worker/sandbox.h"
 
 namespace mtune::worker {
@@ -88,8 +89,8 @@ TEST(Measurer, LargeFootprintIsTimedOnOneOperandSet) {
 }
 
 // A transpose (no arithmetic, so bandwidth-bound) inside the caches is held against
-// the copy bandwidth at its own footprint: measured when the calibration lacks it,
-// else the calibration's.
+// the copy bandwidth at its own footprint (it reads what it writes): measured when the
+// calibration lacks it, else the calibration's.
 TEST(Measurer, ABandwidthBoundKernelIsHeldAgainstTheCopyBandwidthAtItsFootprint) {
   mtune::v1::Calibration calibration;
   calibration.set_peak_gflops_f32(100);
@@ -111,10 +112,43 @@ TEST(Measurer, ABandwidthBoundKernelIsHeldAgainstTheCopyBandwidthAtItsFootprint)
   at->set_working_set_bytes(2 * 64 * 96 * 4);
   at->set_capacity_bytes(2 * 64 * 96 * 4);
   at->set_gbps(12345);
+  at->set_read_gbps(12345);
   auto known = measurer.Measure(task, calibration);
   ASSERT_EQ(known.status(), mtune::v1::RESULT_STATUS_OK) << known.error();
-  EXPECT_EQ(known.roofline_gbps(), 12345);
-  EXPECT_NEAR(known.fraction_of_roofline(), known.gbps() / 12345, 1e-12);
+  EXPECT_NEAR(known.roofline_gbps(), 12345, 1e-6);
+  EXPECT_NEAR(known.fraction_of_roofline(), known.gbps() / 12345, 1e-9);
+}
+
+// A reduction inside the caches reads far more than it writes: its roofline is the
+// stream bandwidth of those reads and writes at its footprint (worker/roofline.h), not
+// the copy's, and the figures it came from travel with the result for the worker to keep.
+TEST(Measurer, AReductionIsHeldAgainstItsReadsAndWritesAtItsFootprint) {
+  const std::string key = "reduce_rows_2d:m=64,n=96:f32";
+  auto problem = strategies::ParseProblemKey(key);
+  ASSERT_TRUE(problem.ok());
+  mtune::v1::Calibration calibration;
+  calibration.set_peak_gflops_f32(1e6);  // no compute bound
+  auto* cache = calibration.add_bandwidth();
+  cache->set_level("L2");
+  cache->set_capacity_bytes(uint64_t{1} << 30);
+  cache->set_working_set_bytes(uint64_t{1} << 29);
+  cache->set_gbps(50);
+  auto* at = calibration.add_at_footprint();
+  at->set_level("L2");
+  at->set_working_set_bytes(problem->FootprintBytes());
+  at->set_capacity_bytes(problem->FootprintBytes());
+  at->set_gbps(100);
+  at->set_read_gbps(180);
+  Measurer measurer;
+  auto measured = measurer.Measure(TaskFor(key, {}, "reduce_tiled"), calibration);
+  ASSERT_EQ(measured.status(), mtune::v1::RESULT_STATUS_OK) << measured.error();
+  const double stream = StreamGbps(100, 180, *problem);
+  EXPECT_GT(stream, 170) << "64 x 96 floats read, 64 written";
+  EXPECT_DOUBLE_EQ(measured.roofline_gbps(), stream);
+  EXPECT_NEAR(measured.roofline_gflops(), problem->Flops() / problem->CompulsoryBytes() * stream, 1e-9);
+  EXPECT_EQ(measured.footprint_bandwidth().gbps(), 100);
+  EXPECT_EQ(measured.footprint_bandwidth().read_gbps(), 180);
+  EXPECT_EQ(measured.footprint_bandwidth().working_set_bytes(), problem->FootprintBytes());
 }
 
 // Every structural alternative of matmul_packed (packing A or not, m- or n-outer

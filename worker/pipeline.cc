@@ -6,7 +6,6 @@
 #include <mutex>
 #include <thread>
 
-#include "strategies/problem.h"
 #include "worker/roofline.h"
 #include "worker/sandbox.h"
 
@@ -47,24 +46,14 @@ mtune::v1::Calibration Pipeline::CurrentCalibration() const {
   return calibration_;
 }
 
-void Pipeline::LearnFootprintBandwidth(const mtune::v1::Task& task, const mtune::v1::Result& result) {
-  if (result.status() != mtune::v1::RESULT_STATUS_OK || !(result.roofline_gbps() > 0) ||
-      result.roofline_level() == "DRAM")
+void Pipeline::LearnFootprintBandwidth(const mtune::v1::Result& result) {
+  // Set by the sandbox (measure.cc) for a bandwidth-bound problem inside the caches.
+  if (result.status() != mtune::v1::RESULT_STATUS_OK || !result.has_footprint_bandwidth() ||
+      !(result.footprint_bandwidth().gbps() > 0))
     return;
-  auto problem = strategies::ParseProblemKey(task.problem());
-  if (!problem.ok()) return;
   std::lock_guard lock(calibration_mu_);
-  // Bandwidth-bound as the sandbox judged it (measure.cc), from the roofline it reported.
-  const RooflinePoint reported{.bound_gflops = result.roofline_gflops(),
-                               .level = result.roofline_level(),
-                               .level_gbps = result.roofline_gbps()};
-  if (!BandwidthBound(reported, problem->Flops(), PeakGflopsFor(calibration_, *problem))) return;
-  if (CopyGbpsAtFootprint(calibration_, problem->FootprintBytes()) > 0) return;
-  mtune::v1::BandwidthLevel* at = calibration_.add_at_footprint();
-  at->set_level(result.roofline_level());
-  at->set_working_set_bytes(problem->FootprintBytes());
-  at->set_capacity_bytes(problem->FootprintBytes());
-  at->set_gbps(result.roofline_gbps());
+  if (CopyGbpsAtFootprint(calibration_, result.footprint_bandwidth().working_set_bytes()) > 0) return;
+  *calibration_.add_at_footprint() = result.footprint_bandwidth();
 }
 
 std::unique_ptr<Sandbox> Pipeline::FaultySandbox(const std::string& fault) const {
@@ -93,7 +82,7 @@ void Pipeline::RunSequential(const PipelineCallbacks& callbacks) {
     auto response = (faulty ? *faulty : *sandboxes_[0]).Call(request, item->task.time_limit_s());
     faulty.reset();
     const mtune::v1::Result result = ResultOf(response);
-    LearnFootprintBandwidth(item->task, result);
+    LearnFootprintBandwidth(result);
     callbacks.done(item->task, result, 0);
   }
 }
@@ -198,7 +187,7 @@ void Pipeline::RunOverlapped(const PipelineCallbacks& callbacks) {
     for (const Timed& t : recent)
       if (t.task_id != c.item.task.task_id() && t.start < c.compile_end && c.compile_start < t.end)
         overlapped_with = t.task_id;
-    LearnFootprintBandwidth(c.item.task, result);
+    LearnFootprintBandwidth(result);
     callbacks.done(c.item.task, result, overlapped_with);
   }
   {

@@ -79,10 +79,11 @@ class Pipeline {
   std::unique_ptr<Sandbox> FaultySandbox(const std::string& fault) const;
   // The calibration sent with each request, with the footprint bandwidths learnt so far.
   mtune::v1::Calibration CurrentCalibration() const;
-  // Keeps the copy bandwidth a result of a bandwidth-bound problem was measured
-  // against at that problem's footprint, so that the next candidates of the problem
-  // (and of any problem of that footprint) reuse it instead of measuring it again.
-  void LearnFootprintBandwidth(const mtune::v1::Task& task, const mtune::v1::Result& result);
+  // Keeps the copy and read bandwidth a result of a bandwidth-bound problem was
+  // measured against at that problem's footprint (Result.footprint_bandwidth), so that
+  // the next candidates of the problem (and of any problem of that footprint) reuse
+  // them instead of measuring them again.
+  void LearnFootprintBandwidth(const mtune::v1::Result& result);
 
   PipelineOptions options_;
   mutable std::mutex calibration_mu_;  // the compiling thread reads it while results add to it

@@ -57,6 +57,30 @@ double CopyGbpsAtFootprint(const mtune::v1::Calibration& calibration, uint64_t f
   return 0.0;
 }
 
+double ReadGbpsAtFootprint(const mtune::v1::Calibration& calibration, uint64_t footprint_bytes) {
+  for (const mtune::v1::BandwidthLevel& at : calibration.at_footprint())
+    if (at.working_set_bytes() == footprint_bytes) return at.read_gbps();
+  return 0.0;
+}
+
+double StreamGbps(double copy_gbps, double read_gbps, double read_bytes, double fresh_written_bytes,
+                  double updated_bytes) {
+  if (!(read_gbps > 0) || !(copy_gbps > 0)) return copy_gbps;
+  const double read_s = 1.0 / read_gbps;
+  const double fresh_s = std::max(0.0, 2.0 / copy_gbps - read_s);
+  const double update_s = std::max(0.0, 2.0 / copy_gbps - 2.0 * read_s);
+  const double seconds = read_bytes * read_s + fresh_written_bytes * fresh_s + updated_bytes * update_s;
+  const double bytes = read_bytes + fresh_written_bytes + updated_bytes;
+  return seconds > 0 ? bytes / seconds : copy_gbps;
+}
+
+double StreamGbps(double copy_gbps, double read_gbps, const strategies::Problem& problem) {
+  const double written = problem.CompulsoryWrittenBytes();
+  const bool updated = problem.Accumulates();
+  return StreamGbps(copy_gbps, read_gbps, problem.CompulsoryBytes() - written, updated ? 0 : written,
+                    updated ? written : 0);
+}
+
 RooflinePoint WithBandwidth(const RooflinePoint& level_point, double gbps, double peak_gflops,
                             double flops, double compulsory_bytes) {
   RooflinePoint point = level_point;
