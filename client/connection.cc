@@ -8,7 +8,14 @@ namespace mtune::client {
 
 absl::Status FromGrpc(const grpc::Status& status) {
   if (status.ok()) return absl::OkStatus();
-  return absl::Status(static_cast<absl::StatusCode>(status.error_code()), status.error_message());
+  const auto code = static_cast<absl::StatusCode>(status.error_code());
+  // gRPC answers a method the server does not have with an empty message.
+  if (status.error_message().empty() && code == absl::StatusCode::kUnimplemented)
+    return absl::UnimplementedError(
+        "the coordinator does not offer this call (it runs an older mtune than this client)");
+  if (status.error_message().empty())
+    return absl::Status(code, absl::StrCat("the coordinator answered ", absl::StatusCodeToString(code)));
+  return absl::Status(code, status.error_message());
 }
 
 absl::StatusOr<std::unique_ptr<mtune::v1::Tuner::Stub>> ConnectToCoordinator(

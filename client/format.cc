@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/time/time.h"
 #include "strategies/figure.h"
 
 namespace mtune::client {
@@ -143,6 +144,26 @@ std::string FormatJobLine(const mtune::v1::Job& job) {
                           FigureText(b.problem(), b.result()), b.result().fraction_of_roofline());
   if (!job.message().empty()) absl::StrAppend(&line, " [", job.message(), "]");
   return line;
+}
+
+std::string FormatJobs(const mtune::v1::ListJobsResponse& jobs) {
+  if (jobs.jobs().empty()) return "no jobs\n";
+  constexpr const char* kRow = "%-6s %-10s %-11s %-7s %-10s %-16s  %s\n";
+  std::string out = absl::StrFormat(kRow, "job", "state", "trials", "failed", "search",
+                                    "created (UTC)", "problems");
+  for (const mtune::v1::Job& job : jobs.jobs()) {
+    const auto& problems = job.spec().problems();
+    std::string what = problems.empty() ? "-" : problems[0];
+    if (problems.size() > 1) absl::StrAppend(&what, " and ", problems.size() - 1, " more");
+    if (job.spec().confirm_top() > 0) absl::StrAppend(&what, " (confirmation)");
+    absl::StrAppendFormat(
+        &out, kRow, absl::StrCat(job.id()), StateName(job.state()),
+        absl::StrFormat("%u/%u", job.trials_done(), job.trials_total()), absl::StrCat(job.trials_failed()),
+        job.spec().search().empty() ? "-" : job.spec().search(),
+        absl::FormatTime("%Y-%m-%d %H:%M", absl::FromUnixSeconds(job.created_unix_s()), absl::UTCTimeZone()),
+        what);
+  }
+  return out;
 }
 
 std::string ProgressBar(uint32_t done, uint32_t total, int width) {

@@ -24,6 +24,10 @@ std::string FormatBest(const mtune::v1::BestStrategy& best);
 // One line: state, trials, failures and best so far.
 std::string FormatJobLine(const mtune::v1::Job& job);
 
+// A table of jobs as listed (newest first): id, state, trials, search, when it was
+// created (UTC) and its problems; "no jobs" when there are none.
+std::string FormatJobs(const mtune::v1::ListJobsResponse& jobs);
+
 // A progress bar of `width` cells for done/total.
 std::string ProgressBar(uint32_t done, uint32_t total, int width = 30);
 

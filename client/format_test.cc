@@ -48,6 +48,38 @@ TEST(FormatJobLine, SaysWhenTheJobIsAConfirmation) {
   EXPECT_EQ(FormatJobLine(job), "job 7 (confirmation) running: 1/3 trials, 0 failed");
 }
 
+TEST(FormatJobs, OneRowPerJobNewestFirstAsListed) {
+  mtune::v1::ListJobsResponse jobs;
+  EXPECT_EQ(FormatJobs(jobs), "no jobs\n");
+  mtune::v1::Job* confirmation = jobs.add_jobs();
+  confirmation->set_id(12);
+  confirmation->set_state(mtune::v1::JOB_STATE_RUNNING);
+  confirmation->set_trials_done(3);
+  confirmation->set_trials_total(8);
+  confirmation->set_created_unix_s(1795500000);  // 2026-11-24 06:00 UTC
+  confirmation->mutable_spec()->add_problems("matmul:m=512,n=512,k=512:f32");
+  confirmation->mutable_spec()->set_search("random");
+  confirmation->mutable_spec()->set_confirm_top(3);
+  mtune::v1::Job* search = jobs.add_jobs();
+  search->set_id(11);
+  search->set_state(mtune::v1::JOB_STATE_SUCCEEDED);
+  search->set_trials_done(40);
+  search->set_trials_total(40);
+  search->set_trials_failed(2);
+  search->mutable_spec()->set_search("model");
+  search->mutable_spec()->add_problems("copy_2d:m=64,n=64:f32");
+  search->mutable_spec()->add_problems("transpose_2d:m=64,n=64:f32");
+  search->mutable_spec()->add_problems("reduce_rows_2d:m=64,n=64:f32");
+  const std::string text = FormatJobs(jobs);
+  std::vector<std::string> lines = absl::StrSplit(text, '\n', absl::SkipEmpty());
+  ASSERT_EQ(lines.size(), 3u) << text;
+  EXPECT_THAT(lines[0], ::testing::StartsWith("job    state      trials      failed  search"));
+  EXPECT_THAT(lines[1], ::testing::StartsWith("12     running    3/8         0       random     2026-11-24 06:00"));
+  EXPECT_THAT(lines[1], ::testing::EndsWith("matmul:m=512,n=512,k=512:f32 (confirmation)"));
+  EXPECT_THAT(lines[2], ::testing::StartsWith("11     succeeded  40/40       2       model"));
+  EXPECT_THAT(lines[2], ::testing::EndsWith("copy_2d:m=64,n=64:f32 and 2 more"));
+}
+
 TEST(FormatBest, SaysHowOftenTheCandidateWasMeasured) {
   mtune::v1::BestStrategy best;
   best.set_problem("matmul:m=64,n=64,k=64:f32");

@@ -9,6 +9,7 @@
 #include <random>
 
 #include "CLI/CLI.hpp"
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_format.h"
 #include "client/connection.h"
 #include "client/format.h"
@@ -214,20 +215,27 @@ int main(int argc, char** argv) {
   int64_t job_id = 0;
   auto* status_cmd = app.add_subcommand("status", "show a job's progress and best so far");
   add_coordinator(status_cmd);
-  status_cmd->add_option("job", job_id, "job id")->required();
+  status_cmd->add_option("job", job_id, "job id (`mtune jobs` lists them)")->required();
   auto* explain = app.add_subcommand(
       "explain", "show a job's convergence: best-so-far GFLOP/s against trial, as a text chart");
   add_coordinator(explain);
-  explain->add_option("job", job_id, "job id")->required();
+  explain->add_option("job", job_id, "job id (`mtune jobs` lists them)")->required();
   int chart_width = 60;
   explain->add_option("--width", chart_width, "chart columns")->capture_default_str()
       ->check(CLI::Range(8, 400));
   auto* watch = app.add_subcommand("watch", "follow a job with a progress bar until it ends");
   add_coordinator(watch);
-  watch->add_option("job", job_id, "job id")->required();
+  watch->add_option("job", job_id, "job id (`mtune jobs` lists them)")->required();
   auto* cancel = app.add_subcommand("cancel", "stop a job (measured trials stay stored)");
   add_coordinator(cancel);
-  cancel->add_option("job", job_id, "job id")->required();
+  cancel->add_option("job", job_id, "job id (`mtune jobs` lists them)")->required();
+  auto* jobs_cmd = app.add_subcommand("jobs", "list the stored jobs, newest first");
+  add_coordinator(jobs_cmd);
+  uint32_t jobs_limit = 20;
+  jobs_cmd->add_option("--limit", jobs_limit, "the newest N jobs (0: all)")->capture_default_str();
+  std::string jobs_state;
+  jobs_cmd->add_option("--state", jobs_state, "only jobs in this state (default: any)")
+      ->check(CLI::IsMember({"running", "succeeded", "cancelled", "failed"}));
 
   // results / best / export / workers
   auto* results = app.add_subcommand("results", "list stored trials, best first");
@@ -580,6 +588,20 @@ int main(int argc, char** argv) {
       return Fail(absl::FailedPreconditionError(error));
     printf("exported %u best strategies to %s and %s\n", response.entries(), out.c_str(),
            library.c_str());
+    return 0;
+  }
+  if (*jobs_cmd) {
+    grpc::ClientContext context;
+    mtune::v1::ListJobsRequest request;
+    request.set_limit(jobs_limit);
+    if (!jobs_state.empty()) {
+      mtune::v1::JobState state = mtune::v1::JOB_STATE_UNSPECIFIED;
+      mtune::v1::JobState_Parse("JOB_STATE_" + absl::AsciiStrToUpper(jobs_state), &state);
+      request.set_state(state);
+    }
+    mtune::v1::ListJobsResponse response;
+    if (auto s = FromGrpc((*stub)->ListJobs(&context, request, &response)); !s.ok()) return Fail(s);
+    printf("%s", mtune::client::FormatJobs(response).c_str());
     return 0;
   }
   if (*workers) {

@@ -425,6 +425,22 @@ absl::StatusOr<mtune::v1::Job> Coordinator::SubmitJob(const mtune::v1::JobSpec& 
   return store_->GetJob(*id);
 }
 
+absl::StatusOr<mtune::v1::ListJobsResponse> Coordinator::ListJobs(uint32_t limit,
+                                                                   mtune::v1::JobState state) {
+  auto ids = store_->ListJobIds(state == mtune::v1::JOB_STATE_UNSPECIFIED
+                                    ? std::nullopt
+                                    : std::optional<mtune::v1::JobState>(state));
+  if (!ids.ok()) return ids.status();
+  mtune::v1::ListJobsResponse response;
+  for (auto id = ids->rbegin(); id != ids->rend(); ++id) {
+    if (limit > 0 && static_cast<uint32_t>(response.jobs_size()) >= limit) break;
+    auto job = store_->GetJob(*id);
+    if (!job.ok()) return job.status();
+    *response.add_jobs() = *std::move(job);
+  }
+  return response;
+}
+
 absl::StatusOr<mtune::v1::Job> Coordinator::GetJob(int64_t job_id) {
   auto job = store_->GetJob(job_id);
   if (!job.ok()) return job;

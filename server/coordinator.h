@@ -71,6 +71,9 @@ class Coordinator {
   absl::StatusOr<mtune::v1::Job> SubmitJob(const mtune::v1::JobSpec& spec);
   // The stored job plus per-problem progress (trials, best so far, why stopped).
   absl::StatusOr<mtune::v1::Job> GetJob(int64_t job_id);
+  // The stored jobs (spec, state, counters, best per problem), newest first: the
+  // newest `limit` (0: all), only those in `state` unless it is UNSPECIFIED.
+  absl::StatusOr<mtune::v1::ListJobsResponse> ListJobs(uint32_t limit, mtune::v1::JobState state);
   // Every stored trial's GFLOP/s (and GB/s where the problem has no FLOPs) per
   // problem, in storing order.
   absl::StatusOr<mtune::v1::ConvergenceResponse> GetConvergence(int64_t job_id);

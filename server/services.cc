@@ -78,6 +78,16 @@ grpc::Status TunerService::GetJob(grpc::ServerContext* context, const mtune::v1:
   return grpc::Status::OK;
 }
 
+grpc::Status TunerService::ListJobs(grpc::ServerContext* context,
+                                    const mtune::v1::ListJobsRequest* req,
+                                    mtune::v1::ListJobsResponse* resp) {
+  MTUNE_AUTHORIZE(context, Action::kQuery);
+  auto jobs = coordinator_->ListJobs(req->limit(), req->state());
+  if (!jobs.ok()) return ToGrpc(jobs.status());
+  *resp = *std::move(jobs);
+  return grpc::Status::OK;
+}
+
 grpc::Status TunerService::WatchJob(grpc::ServerContext* context,
                                     const mtune::v1::WatchJobRequest* req,
                                     grpc::ServerWriter<mtune::v1::Job>* writer) {

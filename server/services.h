@@ -44,6 +44,8 @@ class TunerService final : public mtune::v1::Tuner::Service {
                          mtune::v1::SubmitJobResponse*) override;
   grpc::Status GetJob(grpc::ServerContext*, const mtune::v1::GetJobRequest*,
                       mtune::v1::Job*) override;
+  grpc::Status ListJobs(grpc::ServerContext*, const mtune::v1::ListJobsRequest*,
+                        mtune::v1::ListJobsResponse*) override;
   grpc::Status WatchJob(grpc::ServerContext*, const mtune::v1::WatchJobRequest*,
                         grpc::ServerWriter<mtune::v1::Job>*) override;
   grpc::Status CancelJob(grpc::ServerContext*, const mtune::v1::CancelJobRequest*,

@@ -11,6 +11,7 @@
 #include <set>
 #include <thread>
 
+#include "absl/strings/str_split.h"
 #include "db/export.h"
 #include "db/store.h"
 #include "grpcpp/grpcpp.h"
@@ -380,6 +381,21 @@ TEST_F(Cluster, SearchBudgetsReplayAndExplainThroughTheCli) {
   EXPECT_NE(out.find("  measured  "), std::string::npos) << out;
   EXPECT_NE(RunCommand(cli + "confirm" + at + " --problem matmul:m=3,n=5,k=7:f32", &out), 0);
   EXPECT_NE(out.find("nothing to confirm for matmul:m=3,n=5,k=7:f32"), std::string::npos) << out;
+
+  // Jobs: every job above, newest first; --limit and --state select.
+  ASSERT_EQ(RunCommand(cli + "jobs" + at + " --limit 0", &out), 0) << out;
+  std::vector<std::string> rows = absl::StrSplit(out, '\n', absl::SkipEmpty());
+  ASSERT_GE(rows.size(), 8u) << out;  // a header and 7 jobs
+  EXPECT_EQ(rows[0].rfind("job ", 0), 0u) << out;
+  for (size_t i = 2; i < rows.size(); ++i)
+    EXPECT_GT(std::atoll(rows[i - 1].c_str()), std::atoll(rows[i].c_str())) << "newest first: " << out;
+  EXPECT_EQ(std::atoll(rows.back().c_str()), 1) << out;
+  EXPECT_NE(rows.back().find("genetic"), std::string::npos) << out;
+  EXPECT_NE(out.find("(confirmation)"), std::string::npos) << out;
+  ASSERT_EQ(RunCommand(cli + "jobs" + at + " --limit 2", &out), 0) << out;
+  EXPECT_EQ(std::vector<std::string>(absl::StrSplit(out, '\n', absl::SkipEmpty())).size(), 3u) << out;
+  ASSERT_EQ(RunCommand(cli + "jobs" + at + " --state running", &out), 0) << out;
+  EXPECT_EQ(out, "no jobs\n");
 
   // Bad flags are clear errors.
   EXPECT_NE(RunCommand(cli + "submit" + at + " --problem " + kSmallProblem + " --search magic", &out), 0);

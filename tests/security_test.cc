@@ -136,6 +136,10 @@ std::map<std::string, grpc::StatusCode> CallEveryRpc(const std::shared_ptr<grpc:
   mtune::v1::GetJobRequest get;
   get.set_job_id(999);
   call("GetJob", [&](auto* c) { return tuner->GetJob(c, get, &job); });
+  call("ListJobs", [&](auto* c) {
+    mtune::v1::ListJobsResponse r;
+    return tuner->ListJobs(c, {}, &r);
+  });
   mtune::v1::WatchJobRequest watch;
   watch.set_job_id(999);
   call("WatchJob", [&](auto* c) {
@@ -206,7 +210,7 @@ TEST_F(Secured, EveryRpcChecksTheRoleOfItsToken) {
   for (const std::string role : {"", "client", "worker", "read-only", "forged"}) {
     const std::string token = role.empty() ? "" : role == "forged" ? std::string(64, 'f') : tokens_[role];
     const auto codes = CallEveryRpc(Channel(token));
-    ASSERT_EQ(codes.size(), 12u);
+    ASSERT_EQ(codes.size(), 13u);
     for (const auto& [rpc, code] : codes) {
       bool allowed = role == "client"      ? !work.contains(rpc)
                      : role == "worker"    ? work.contains(rpc)
