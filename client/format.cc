@@ -166,6 +166,18 @@ std::string FormatJobs(const mtune::v1::ListJobsResponse& jobs) {
   return out;
 }
 
+std::string FitToWidth(const std::string& line, size_t width) {
+  if (line.size() <= width) return line;
+  if (width <= 3) return line.substr(0, width);
+  return line.substr(0, width - 3) + "...";
+}
+
+bool NewProgressStep(uint32_t last_done, uint32_t done, uint32_t total, uint32_t steps) {
+  if (total == 0 || steps == 0) return done != last_done;
+  auto step = [&](uint32_t d) { return static_cast<uint64_t>(std::min(d, total)) * steps / total; };
+  return step(done) != step(last_done);
+}
+
 std::string ProgressBar(uint32_t done, uint32_t total, int width) {
   int filled = total == 0 ? 0 : static_cast<int>(static_cast<double>(width) * done / total);
   if (filled > width) filled = width;

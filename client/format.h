@@ -28,6 +28,15 @@ std::string FormatJobLine(const mtune::v1::Job& job);
 // created (UTC) and its problems; "no jobs" when there are none.
 std::string FormatJobs(const mtune::v1::ListJobsResponse& jobs);
 
+// `line` cut to `width` columns, ending in "..." when cut (a progress line redrawn in
+// place with \r must not wrap: the lines it wrapped onto would stay on the screen).
+std::string FitToWidth(const std::string& line, size_t width);
+
+// Whether a progress report at `done` of `total` trials starts a new step of
+// `steps` (tenths by default) since one at `last_done`: how often a progress line is
+// written where it cannot be redrawn in place (a log), instead of once per trial.
+bool NewProgressStep(uint32_t last_done, uint32_t done, uint32_t total, uint32_t steps = 10);
+
 // A progress bar of `width` cells for done/total.
 std::string ProgressBar(uint32_t done, uint32_t total, int width = 30);
 

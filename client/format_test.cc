@@ -80,6 +80,22 @@ TEST(FormatJobs, OneRowPerJobNewestFirstAsListed) {
   EXPECT_THAT(lines[2], ::testing::EndsWith("copy_2d:m=64,n=64:f32 and 2 more"));
 }
 
+TEST(ProgressLines, FitTheTerminalAndComeOncePerTenthInALog) {
+  EXPECT_EQ(FitToWidth("short", 10), "short");
+  EXPECT_EQ(FitToWidth("0123456789abc", 10), "0123456...");
+  EXPECT_EQ(FitToWidth("0123456789abc", 2), "01");
+  // 200 trials: a report at 19 -> 20 starts the second tenth, 20 -> 21 does not.
+  EXPECT_TRUE(NewProgressStep(19, 20, 200));
+  EXPECT_FALSE(NewProgressStep(20, 21, 200));
+  EXPECT_TRUE(NewProgressStep(199, 200, 200));
+  int lines = 0;
+  for (uint32_t done = 1; done <= 200; ++done) lines += NewProgressStep(done - 1, done, 200);
+  EXPECT_EQ(lines, 10);
+  // Fewer trials than steps: every trial is a step of its own.
+  EXPECT_TRUE(NewProgressStep(1, 2, 3));
+  EXPECT_TRUE(NewProgressStep(0, 1, 0)) << "no total: every change";
+}
+
 TEST(FormatBest, SaysHowOftenTheCandidateWasMeasured) {
   mtune::v1::BestStrategy best;
   best.set_problem("matmul:m=64,n=64,k=64:f32");

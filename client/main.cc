@@ -1,5 +1,6 @@
 // mtune: the command-line client. Talks to a coordinator over gRPC; `measure`
 // and `families` work locally.
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -38,6 +39,10 @@ int Fail(const absl::Status& status) {
 // Streams the job's progress until it ends; returns its final state.
 absl::StatusOr<mtune::v1::Job> Watch(mtune::v1::Tuner::Stub& stub, int64_t job_id) {
   const bool tty = isatty(STDERR_FILENO);
+  // On a terminal the line is redrawn in place, so it must fit on one row.
+  size_t columns = 100;
+  if (winsize size{}; tty && ioctl(STDERR_FILENO, TIOCGWINSZ, &size) == 0 && size.ws_col > 0)
+    columns = size.ws_col;
   grpc::ClientContext context;
   mtune::v1::WatchJobRequest request;
   request.set_job_id(job_id);
@@ -46,13 +51,21 @@ absl::StatusOr<mtune::v1::Job> Watch(mtune::v1::Tuner::Stub& stub, int64_t job_i
   bool any = false;
   uint32_t last_done = UINT32_MAX;
   while (reader->Read(&job)) {
+    const bool first = !any;
     any = true;
-    if (job.trials_done() == last_done && job.state() == mtune::v1::JOB_STATE_RUNNING) continue;
+    const bool running = job.state() == mtune::v1::JOB_STATE_RUNNING;
+    if (job.trials_done() == last_done && running) continue;
+    // A log gets the first report, one per tenth of the trials and the last, not one
+    // per trial (a several-problem job's line is hundreds of characters long).
+    if (!tty && !first && running && !mtune::client::NewProgressStep(last_done, job.trials_done(), job.trials_total())) {
+      last_done = job.trials_done();
+      continue;
+    }
     last_done = job.trials_done();
     std::string line = mtune::client::ProgressBar(job.trials_done(), job.trials_total()) + " " +
                        mtune::client::FormatJobLine(job);
     if (tty)
-      fprintf(stderr, "\r\033[K%s", line.c_str());
+      fprintf(stderr, "\r\033[K%s", mtune::client::FitToWidth(line, columns - 1).c_str());
     else
       fprintf(stderr, "%s\n", line.c_str());
   }
