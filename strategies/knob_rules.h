@@ -59,12 +59,12 @@ absl::Status ApplyTileDefault(KnobOp knob, const Problem& problem, KnobSpec& spe
 // Removes from `op` the rules that choose a knob's default or its options per
 // problem (`mtune.default_for`, `mtune.tiles` with `mtune.padded_default` or
 // `mtune.rest_default`, `mtune.label_families`, `mtune.label_types`,
-// `mtune.option_families`). An
-// instantiated script selects one candidate's values for one problem, so read back
-// as a template its defaults must be those values: not a tile the rules prefer for
-// the problem (a 64-wide channel tile of a 16-channel depthwise convolution read back
-// as 16), and not refused because the value is no option for another element type
-// (a `dot` lowering of an f32 matmul, which bf16 lacks).
+// `mtune.option_families`). An instantiated script selects one candidate's values
+// for one problem, so read back as a template its defaults must be those values:
+// not a tile the rules prefer for the problem (a 64-wide channel tile of a
+// 16-channel depthwise convolution read back as 16), and not refused because the
+// value is no option for another element type (a `dot` lowering of an f32 matmul,
+// which bf16 lacks).
 void DropTemplateOnlyRules(mlir::Operation* op);
 
 // `mtune.start_points` of `@__transform_main` into space.start_points.

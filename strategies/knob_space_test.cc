@@ -101,9 +101,8 @@ TEST(KnobSpace, ConstraintPrunesANonDividingInnerTile) {
   EXPECT_FALSE(Instantiate(text, *problem, bad).ok());
 }
 
-// The error names the constraint that is broken: a register-fit constraint
-// (smt.constrain_params), not a divisibility that holds (it once named the first
-// mtune.divides knob whenever any constraint failed).
+// A template with both kinds of constraint: tile_n2 must divide tile_n1
+// (mtune.divides), and the register tile must fit the registers (SMT).
 constexpr char kDividesAndSmtTemplate[] = R"mlir(module attributes {transform.with_named_sequence} {
   transform.named_sequence @__transform_main(%r: !transform.any_op {transform.readonly}) {
     %tn1 = transform.tune.knob<"tile_n1"> = 128 from options = [64, 128] -> !transform.param<i64>
@@ -123,6 +122,9 @@ constexpr char kDividesAndSmtTemplate[] = R"mlir(module attributes {transform.wi
   }
 })mlir";
 
+// The error names the constraint that is broken: a register-fit constraint
+// (smt.constrain_params), not a divisibility that holds (it once named the first
+// mtune.divides knob whenever any constraint failed).
 TEST(KnobSpace, AViolatedConstraintIsTheOneNamed) {
   auto problem = ParseProblemKey("matmul:m=128,n=256,k=256:f32");
   ASSERT_TRUE(problem.ok());
