@@ -890,6 +890,54 @@ TEST(KnobSpace, CopyTemplateBlocksTransposesAndStreamsStoresBeyondTheL2) {
   EXPECT_TRUE(odd.SatisfiesConstraints(values));
 }
 
+// copy_tiled's edge handling is a choice only where some tile is partial: a tile
+// that does not divide its dimension of the output, or a block narrower than the
+// dimension that the tile does not divide (partial_tiles, derived). Elsewhere its
+// three choices make the same code and only the default is a candidate.
+TEST(KnobSpace, CopyTemplateChoosesEdgeTilesOnlyWherePartialTilesExist) {
+  auto space_for = [](const std::string& key) { return TemplateSpace("copy_tiled", key); };
+  auto with = [](const KnobSpace& space, KnobValues values, const KnobValues& changes) {
+    for (const auto& [name, value] : changes) values[name] = value;
+    return SolveDerivedKnobs(space, values);  // nullopt: no valid candidate
+  };
+  // 256 x 512 (output 512 x 256): every power-of-two tile divides.
+  const KnobSpace round = space_for("transpose_2d:m=256,n=512:f32");
+  const KnobValues round_default = *DefaultCandidate(round);
+  EXPECT_EQ(round_default.at("partial_tiles"), "0");
+  EXPECT_EQ(round_default.at("edge_tiles"), "padded");
+  EXPECT_FALSE(with(round, round_default, {{"edge_tiles", "masked"}}).has_value());
+  EXPECT_FALSE(with(round, round_default, {{"edge_tiles", "peeled"}}).has_value());
+
+  // 100 x 37 (output 37 x 100): 16-row tiles leave 5 rows.
+  const KnobSpace odd = space_for("transpose_2d:m=100,n=37:f32");
+  const KnobValues odd_default = *DefaultCandidate(odd);
+  EXPECT_EQ(odd_default.at("partial_tiles"), "1");
+  for (const char* edge : {"masked", "padded", "peeled"}) {
+    auto chosen = with(odd, odd_default, {{"edge_tiles", edge}});
+    ASSERT_TRUE(chosen.has_value()) << edge;
+    EXPECT_EQ(chosen->at("partial_tiles"), "1");
+  }
+  // Even with 2-row tiles and 4-wide columns, 37 rows leave one.
+  auto two_rows = with(odd, odd_default, {{"tile_r", "2"}, {"edge_tiles", "masked"}});
+  ASSERT_TRUE(two_rows.has_value());
+
+  // 1024 x 1024: a 64-wide tile in 16- or 32-wide blocks of columns is cut by them.
+  const KnobSpace big = space_for("transpose_2d:m=1024,n=1024:f32");
+  KnobValues blocked = *DefaultCandidate(big);
+  blocked["tile_c"] = "64";
+  blocked["block_c"] = "32";
+  blocked["edge_tiles"] = "masked";
+  auto cut = SolveDerivedKnobs(big, blocked);
+  ASSERT_TRUE(cut.has_value());
+  EXPECT_EQ(cut->at("partial_tiles"), "1");
+  blocked["block_c"] = "64";
+  EXPECT_FALSE(SolveDerivedKnobs(big, blocked).has_value()) << "64 | 64: nothing to mask";
+
+  // Copies (output m x n) alike: 64-wide rows of 37 columns are partial, of 512 not.
+  EXPECT_EQ(DefaultCandidate(space_for("copy_2d:m=100,n=37:f32"))->at("partial_tiles"), "1");
+  EXPECT_EQ(DefaultCandidate(space_for("copy_2d:m=256,n=512:f32"))->at("partial_tiles"), "0");
+}
+
 TEST(KnobSpace, OnlyForFixesAKnobForOtherFamilies) {
   const char* knob =
       R"k(%a = transform.tune.knob<"a"> = 4 from options = [1, 4] {mtune.only_for = ["transpose_2d"], mtune.otherwise = 1 : i64} -> !transform.param<i64>)k";

@@ -62,6 +62,12 @@ int64_t Problem::Dim(absl::string_view name) const {
     return internal::WindowOutput(Dim("w"), Dim("kw"), Dim("sw"), Dim("dw"));
   if (name == "oh" && Dim("h") > 0)
     return internal::WindowOutput(Dim("h"), Dim("kh"), Dim("sh"), Dim("dh"));
+  // The extents of a 2-D output (a transpose's n x m, a copy's m x n).
+  if (name == "out_rows" || name == "out_cols") {
+    const std::vector<OperandShape> operands = Operands();
+    if (operands.empty() || operands.back().shape.size() != 2) return -1;
+    return operands.back().shape[name == "out_rows" ? 0 : 1];
+  }
   return -1;
 }
 

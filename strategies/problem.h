@@ -32,7 +32,8 @@ struct Problem {
   // Canonical key: family:d=v,...:type with dims in the family's order.
   std::string Key() const;
   // Value of a named dimension; -1 if the family has no such dimension. Windowed
-  // families also answer the derived output extents "oh" and "ow".
+  // families also answer the derived output extents "oh" and "ow", families with a
+  // 2-D output its extents "out_rows" and "out_cols".
   int64_t Dim(absl::string_view name) const;
   // Floating-point operations of one kernel call (a fused multiply-add counts 2).
   double Flops() const;

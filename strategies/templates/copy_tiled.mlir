@@ -107,6 +107,40 @@ module attributes {transform.with_named_sequence} {
       %valid = smt.implies %rotated, %whole_rows
       smt.assert %valid
     }
+    // Whether any tile is partial (1): a tile that does not divide its dimension of the
+    // output, or a block narrower than the dimension that the tile does not divide.
+    // Without one, `edge_tiles` has nothing to act on and its three choices make the
+    // same code (256x512 with 4 x 32 tiles: masked and peeled the same IR, padded
+    // the same up to folded subviews), so `mtune.only_with` on it holds it at its
+    // default and a round shape's space has no triplicate candidates. Not a free
+    // choice (mtune.derived): the constraint fixes it.
+    %partial = transform.tune.knob<"partial_tiles"> = 0 from options = [0, 1] {mtune.derived} -> !transform.param<i64>
+    transform.smt.constrain_params(%tr, %tc, %br, %bc, %partial)
+        : (!transform.param<i64>, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>) -> () {
+    ^bb0(%r: !smt.int, %c: !smt.int, %block_r: !smt.int, %block_c: !smt.int, %p: !smt.int):
+      %rows = smt.declare_fun "out_rows" : !smt.int
+      %cols = smt.declare_fun "out_cols" : !smt.int
+      %zero = smt.int.constant 0
+      %one = smt.int.constant 1
+      %r_rest = smt.int.mod %rows, %r
+      %c_rest = smt.int.mod %cols, %c
+      %r_partial = smt.distinct %r_rest, %zero : !smt.int
+      %c_partial = smt.distinct %c_rest, %zero : !smt.int
+      %br_on = smt.distinct %block_r, %zero : !smt.int
+      %br_narrower = smt.int.cmp lt %block_r, %rows
+      %br_rest = smt.int.mod %block_r, %r
+      %br_cut = smt.distinct %br_rest, %zero : !smt.int
+      %br_partial = smt.and %br_on, %br_narrower, %br_cut
+      %bc_on = smt.distinct %block_c, %zero : !smt.int
+      %bc_narrower = smt.int.cmp lt %block_c, %cols
+      %bc_rest = smt.int.mod %block_c, %c
+      %bc_cut = smt.distinct %bc_rest, %zero : !smt.int
+      %bc_partial = smt.and %bc_on, %bc_narrower, %bc_cut
+      %any = smt.or %r_partial, %c_partial, %br_partial, %bc_partial
+      %flagged = smt.eq %p, %one : !smt.int
+      %agree = smt.eq %any, %flagged : !smt.bool
+      smt.assert %agree
+    }
     %copies = transform.structured.match ops{["linalg.copy"]} in %root : (!transform.any_op) -> !transform.any_op
     %transposes = transform.structured.match ops{["linalg.transpose"]} in %root : (!transform.any_op) -> !transform.any_op
     // (foreach: tile_using_for with parameter sizes fails on an empty handle.)
@@ -133,9 +167,10 @@ module attributes {transform.with_named_sequence} {
     // static shape. Padding keeps a transpose tile an unmasked permuted read, which
     // becomes a vector.transpose the `transpose_lowering` choice applies to; with
     // masks the permutation is lowered element by element whatever that choice.
-    // 1-row tiles (copies) are masked whatever this choice (see the regions), so
-    // `mtune.only_with` holds it at its default for them: no duplicate candidates.
-    transform.tune.alternatives<"edge_tiles"> selected_region = 1 attributes {mtune.labels = ["masked", "padded", "peeled"], mtune.only_with = {tile_r = [2, 4, 8, 16]}} {
+    // 1-row tiles (copies) are masked whatever this choice (see the regions), and
+    // without partial tiles there is nothing to mask, pad or peel, so `mtune.only_with`
+    // holds it at its default for both: no duplicate candidates.
+    transform.tune.alternatives<"edge_tiles"> selected_region = 1 attributes {mtune.labels = ["masked", "padded", "peeled"], mtune.only_with = {tile_r = [2, 4, 8, 16], partial_tiles = [1]}} {
       transform.structured.vectorize %tiled vector_sizes [%tr, %tc] : !transform.any_op, !transform.param<i64>, !transform.param<i64>
     }, {
       // Padded; with tile_r = 1 the tiles are masked instead: an unmasked 1-row
