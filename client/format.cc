@@ -202,10 +202,19 @@ std::string FormatResults(const mtune::v1::ListResultsResponse& results) {
 std::string FormatWorkers(const mtune::v1::ListWorkersResponse& workers) {
   std::string out = absl::StrFormat("%-24s %-5s %-6s %8s %6s %10s  %s\n", "name", "cpu", "state",
                                     "peak", "tasks", "seen_ago_s", "target");
-  for (const auto& w : workers.workers())
+  for (const auto& w : workers.workers()) {
     absl::StrAppendFormat(&out, "%-24s %-5d %-6s %8.1f %6u %10.1f  %s\n", w.name(), w.cpu(),
                           w.state(), w.calibration().peak_gflops_f32(), w.tasks_done(),
                           w.last_seen_s_ago(), w.target().id());
+    // The memory ceilings of its rooflines, per level: copy, and read where measured.
+    if (w.calibration().bandwidth().empty()) continue;
+    out += "    GB/s copy / read:";
+    for (const auto& level : w.calibration().bandwidth()) {
+      absl::StrAppendFormat(&out, "  %s %.1f", level.level(), level.gbps());
+      if (level.read_gbps() > 0) absl::StrAppendFormat(&out, " / %.1f", level.read_gbps());
+    }
+    out += "\n";
+  }
   return out;
 }
 

@@ -96,6 +96,21 @@ TEST(ProgressLines, FitTheTerminalAndComeOncePerTenthInALog) {
   EXPECT_TRUE(NewProgressStep(0, 1, 0)) << "no total: every change";
 }
 
+TEST(FormatWorkers, ShowsEachLevelsCopyAndReadBandwidth) {
+  mtune::v1::ListWorkersResponse workers;
+  auto* w = workers.add_workers();
+  w->set_name("w0");
+  w->mutable_calibration()->set_peak_gflops_f32(230);
+  auto* l2 = w->mutable_calibration()->add_bandwidth();
+  l2->set_level("L2");
+  l2->set_gbps(103.4);
+  l2->set_read_gbps(188.1);
+  auto* dram = w->mutable_calibration()->add_bandwidth();
+  dram->set_level("DRAM");
+  dram->set_gbps(14.5);  // an older worker: no read figure
+  EXPECT_THAT(FormatWorkers(workers), ::testing::HasSubstr("    GB/s copy / read:  L2 103.4 / 188.1  DRAM 14.5\n"));
+}
+
 TEST(FormatBest, SaysHowOftenTheCandidateWasMeasured) {
   mtune::v1::BestStrategy best;
   best.set_problem("matmul:m=64,n=64,k=64:f32");

@@ -120,11 +120,15 @@ std::string JobStateWord(mtune::v1::JobState state) {
 
 json CalibrationJson(const mtune::v1::Calibration& calibration) {
   json levels = json::array();
-  for (const auto& level : calibration.bandwidth())
-    levels.push_back({{"level", level.level()},
-                      {"gbps", level.gbps()},
-                      {"working_set_bytes", level.working_set_bytes()},
-                      {"capacity_bytes", level.capacity_bytes()}});
+  for (const auto& level : calibration.bandwidth()) {
+    json entry = {{"level", level.level()},
+                  {"gbps", level.gbps()},
+                  {"working_set_bytes", level.working_set_bytes()},
+                  {"capacity_bytes", level.capacity_bytes()}};
+    // A worker older than session 27 measured copies only.
+    if (level.read_gbps() > 0) entry["read_gbps"] = level.read_gbps();
+    levels.push_back(std::move(entry));
+  }
   return {{"peak_gflops_f32", calibration.peak_gflops_f32()},
           {"bandwidth", levels},
           {"duration_s", calibration.duration_s()}};

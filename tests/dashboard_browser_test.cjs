@@ -200,6 +200,11 @@ async function main() {
     const ceilings = roofline.filter((d) => d.kind === 'ceiling');
     check(ceilings.length === calibration.bandwidth.length + 1,
       `${ceilings.length} ceilings drawn; ${calibration.bandwidth.length} bandwidth levels + the FMA peak expected`);
+    const reads = roofline.filter((d) => d.kind === 'read_ceiling');
+    const withRead = calibration.bandwidth.filter((b) => b.read_gbps > 0);
+    check(withRead.length === calibration.bandwidth.length,
+      `every level should have a read bandwidth, ${withRead.length} of ${calibration.bandwidth.length} do`);
+    check(reads.length === withRead.length, `${reads.length} read ceilings drawn, ${withRead.length} expected`);
     const peak = ceilings.find((d) => d.label.startsWith('FMA peak'));
     check(peak && peak.values.every((v) => v[1] === calibration.peak_gflops_f32),
       `the FMA peak line should sit at ${calibration.peak_gflops_f32} GFLOP/s`);

@@ -461,6 +461,7 @@ mtune::v1::Calibration Calibrate(const CalibrationOptions& options,
     out->set_working_set_bytes(working_set);
     out->set_capacity_bytes(capacity);
     out->set_gbps(MeasureCopyGbps(working_set, options.copy_time_s, options.min_copy_passes));
+    out->set_read_gbps(MeasureReadGbps(working_set, options.copy_time_s, options.min_copy_passes));
   };
   // Half a level's capacity leaves room for the code, stack and the other levels'
   // lines without spilling into the next level.

@@ -17,7 +17,8 @@ struct CalibrationOptions {
   // Wall time spent on the FMA peak, split into `fma_repetitions` runs; the best counts.
   double fma_time_s = 0.3;
   int fma_repetitions = 5;
-  // Minimum timed copying per memory level (at least `min_copy_passes` passes).
+  // Minimum timed copying, and reading, per memory level (at least `min_copy_passes`
+  // passes each).
   double copy_time_s = 0.15;
   int min_copy_passes = 3;
   // Upper bound on any level's working set (source + destination), so a huge

@@ -175,6 +175,7 @@ TEST(Calibration, ShortRunGivesPositiveFiniteFigures) {
     EXPECT_EQ(level.level(), names[i]);
     EXPECT_EQ(level.capacity_bytes(), capacities[i]);
     EXPECT_TRUE(FinitePositive(level.gbps())) << level.level() << ": " << level.gbps();
+    EXPECT_TRUE(FinitePositive(level.read_gbps())) << level.level() << ": " << level.read_gbps();
     EXPECT_GT(level.working_set_bytes(), 0u);
     EXPECT_LE(level.working_set_bytes(), 64 * kMiB);
   }

@@ -149,6 +149,21 @@ TEST(Measurer, AReductionIsHeldAgainstItsReadsAndWritesAtItsFootprint) {
   EXPECT_EQ(measured.footprint_bandwidth().gbps(), 100);
   EXPECT_EQ(measured.footprint_bandwidth().read_gbps(), 180);
   EXPECT_EQ(measured.footprint_bandwidth().working_set_bytes(), problem->FootprintBytes());
+
+  // Beyond the caches (a calibration whose only level is DRAM): the same stream model
+  // with DRAM's copy and read figures, nothing measured at the footprint.
+  mtune::v1::Calibration dram_only;
+  dram_only.set_peak_gflops_f32(1e6);
+  auto* dram = dram_only.add_bandwidth();
+  dram->set_level("DRAM");
+  dram->set_working_set_bytes(uint64_t{1} << 28);
+  dram->set_gbps(14);
+  dram->set_read_gbps(16);
+  auto beyond = measurer.Measure(TaskFor(key, {}, "reduce_tiled"), dram_only);
+  ASSERT_EQ(beyond.status(), mtune::v1::RESULT_STATUS_OK) << beyond.error();
+  EXPECT_EQ(beyond.roofline_level(), "DRAM");
+  EXPECT_DOUBLE_EQ(beyond.roofline_gbps(), StreamGbps(14, 16, *problem));
+  EXPECT_FALSE(beyond.has_footprint_bandwidth());
 }
 
 // Every structural alternative of matmul_packed (packing A or not, m- or n-outer

@@ -103,6 +103,18 @@ export function updateRoofline(chart, detail, results) {
         showLine: true, pointRadius: 0, pointHitRadius: 0, borderWidth: 1.5,
         borderColor: LEVEL_COLORS[b.level] ?? '#868e96', backgroundColor: LEVEL_COLORS[b.level] ?? '#868e96',
       });
+      // Dashed: the level's read bandwidth, the ceiling of a kernel that only reads
+      // (a reduction); one that reads and writes lies between the two lines.
+      if (b.read_gbps > 0) {
+        const readRidge = Math.min(peak / b.read_gbps, xmax);
+        datasets.push({
+          mtuneKind: 'read_ceiling',
+          label: `${b.level} read ${fixed(b.read_gbps, 1)} GB/s`,
+          data: [{ x: xmin, y: xmin * b.read_gbps }, { x: readRidge, y: readRidge * b.read_gbps }],
+          showLine: true, pointRadius: 0, pointHitRadius: 0, borderWidth: 1, borderDash: [6, 4],
+          borderColor: LEVEL_COLORS[b.level] ?? '#868e96', backgroundColor: LEVEL_COLORS[b.level] ?? '#868e96',
+        });
+      }
     }
     const firstRidge = Math.min(xmax, ...levels.map((b) => peak / b.gbps));
     datasets.push({
