@@ -260,6 +260,22 @@ void RunCall(InProcessCoordinator& c, const mtune::fuzz::Call& call, Seen& seen)
       if (s.ok() && response.id() != request.job_id()) Fail("GetJob answered another job");
       break;
     }
+    case mtune::fuzz::Call::kListJobs: {
+      mtune::v1::ListJobsResponse response;
+      grpc::Status s = c.tuner->ListJobs(Unary().get(), call.list_jobs(), &response);
+      ExpectNoHang(s, "ListJobs");
+      if (!s.ok()) break;
+      const uint32_t limit = call.list_jobs().limit();
+      if (limit > 0 && static_cast<uint32_t>(response.jobs_size()) > limit)
+        Fail("ListJobs answered more jobs than its limit");
+      for (int i = 1; i < response.jobs_size(); ++i)
+        if (response.jobs(i - 1).id() <= response.jobs(i).id()) Fail("ListJobs is not newest first");
+      for (const mtune::v1::Job& listed : response.jobs())
+        if (call.list_jobs().state() != mtune::v1::JOB_STATE_UNSPECIFIED &&
+            listed.state() != call.list_jobs().state())
+          Fail("ListJobs answered a job in another state");
+      break;
+    }
     case mtune::fuzz::Call::kWatchJob: {
       mtune::v1::WatchJobRequest request = call.watch_job();
       if (job) request.set_job_id(*job);
