@@ -63,7 +63,9 @@ std::string DurationText(double seconds) {
 }
 
 // What the roofline fraction is of: the GFLOP/s bound, or for a kernel that moves
-// data only, the copy bandwidth at its footprint (worker/roofline.h).
+// data only, the copy bandwidth at its footprint (worker/roofline.h). A fresh result
+// of a bandwidth-bound problem inside the caches also says which bandwidth bounds it
+// (stored results do not keep it).
 std::string RooflineText(const std::string& problem_key, const mtune::v1::Result& r) {
   const std::string level = r.roofline_level().empty() ? "?" : r.roofline_level();
   if (InGbps(problem_key)) {
@@ -74,6 +76,12 @@ std::string RooflineText(const std::string& problem_key, const mtune::v1::Result
     return absl::StrFormat("%.2f of the copy bandwidth at its footprint, %.1f GB/s (fits %s)",
                            r.fraction_of_roofline(), yardstick, level);
   }
+  if (r.has_footprint_bandwidth() && r.roofline_gbps() > 0)
+    return absl::StrFormat(
+        "%.2f of %.1f GFLOP/s: %.1f GB/s of its reads and writes at its footprint (copy %.1f, "
+        "read %.1f GB/s there; fits %s)",
+        r.fraction_of_roofline(), r.roofline_gflops(), r.roofline_gbps(), r.footprint_bandwidth().gbps(),
+        r.footprint_bandwidth().read_gbps(), level);
   return absl::StrFormat("%.2f of %.1f GFLOP/s (footprint fits %s)", r.fraction_of_roofline(),
                          r.roofline_gflops(), level);
 }

@@ -15,7 +15,9 @@ nlohmann::json BestToJson(const mtune::v1::BestStrategy& best);
 std::string DurationText(double seconds);
 
 // "0.66 of 103.6 GFLOP/s (footprint fits L2)", or for a problem without arithmetic
-// (transpose, copy) "0.66 of the copy bandwidth at its footprint, 93.0 GB/s (fits L2)".
+// (transpose, copy) "0.66 of the copy bandwidth at its footprint, 93.0 GB/s (fits L2)";
+// a fresh result of a reduction or depthwise conv inside the caches also names the
+// bandwidth of its reads and writes that bounds it.
 std::string RooflineText(const std::string& problem_key, const mtune::v1::Result& result);
 
 // A few human-readable lines about a best strategy.

@@ -111,6 +111,21 @@ TEST(FormatWorkers, ShowsEachLevelsCopyAndReadBandwidth) {
   EXPECT_THAT(FormatWorkers(workers), ::testing::HasSubstr("    GB/s copy / read:  L2 103.4 / 188.1  DRAM 14.5\n"));
 }
 
+TEST(RooflineText, ABandwidthBoundResultNamesTheBandwidthThatBoundsIt) {
+  mtune::v1::Result r;
+  r.set_fraction_of_roofline(0.96);
+  r.set_roofline_gflops(47.7);
+  r.set_roofline_level("L2");
+  EXPECT_EQ(RooflineText("reduce_rows_2d:m=300,n=512:f32", r), "0.96 of 47.7 GFLOP/s (footprint fits L2)")
+      << "a stored result";
+  r.set_roofline_gbps(190.5);
+  r.mutable_footprint_bandwidth()->set_gbps(104.2);
+  r.mutable_footprint_bandwidth()->set_read_gbps(186.9);
+  EXPECT_EQ(RooflineText("reduce_rows_2d:m=300,n=512:f32", r),
+            "0.96 of 47.7 GFLOP/s: 190.5 GB/s of its reads and writes at its footprint (copy 104.2, "
+            "read 186.9 GB/s there; fits L2)");
+}
+
 TEST(FormatBest, SaysHowOftenTheCandidateWasMeasured) {
   mtune::v1::BestStrategy best;
   best.set_problem("matmul:m=64,n=64,k=64:f32");
