@@ -54,7 +54,9 @@ module attributes {transform.with_named_sequence} {
       attributes {mtune.start_points = [{tile_k1 = 128 : i64, tile_k2 = 1 : i64, pack_a = "no"}]} {
     // A batch matmul is tiled by one batch, and each batch's tile becomes a plain 2-D
     // linalg.matmul (generalized, its unit batch dimension folded into rank-reducing
-    // slices, named again); what follows tunes that matmul inside the batch loop.
+    // slices, named again); what follows tunes that matmul inside the batch loop. The
+    // generic matched is the tile's: a strategy runs on a function holding its op
+    // alone (the exported library outlines an op that shares its function).
     %batched = transform.structured.match ops{["linalg.batch_matmul"]} in %root : (!transform.any_op) -> !transform.any_op
     transform.foreach %batched : !transform.any_op {
     ^bb0(%one_batch_op: !transform.any_op):
