@@ -31,6 +31,7 @@ RooflinePoint ComputeRoofline(const mtune::v1::Calibration& calibration, double 
   if (chosen == nullptr) return point;
   point.level = chosen->level();
   point.level_gbps = chosen->gbps();
+  point.level_read_gbps = chosen->read_gbps();
   if (compulsory_bytes > 0) {
     point.bound_gflops =
         std::min(point.bound_gflops, flops / compulsory_bytes * chosen->gbps());

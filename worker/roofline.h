@@ -18,6 +18,8 @@ struct RooflinePoint {
   std::string level;
   // That level's copy bandwidth, GB/s.
   double level_gbps = 0.0;
+  // That level's read bandwidth, GB/s (0: not measured).
+  double level_read_gbps = 0.0;
 };
 
 // Bound for `flops` over `compulsory_bytes` of traffic whose data occupies
