@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "gtest/gtest.h"
 #include "strategies/default_candidate.h"
 #include "strategies/template_library.h"
@@ -722,6 +723,30 @@ TEST(KnobSpace, DepthwiseDefaultTilesAreNeverWiderThanTheirDimension) {
   EXPECT_EQ(tiles(9, 12), "7/7 12/12");     // c 12: all channels, an option only here
   EXPECT_EQ(tiles(9, 20), "7/7 16/16");     // c 20: not a 20-lane vector; 16 + 4 split off
   EXPECT_EQ(tiles(9, 37), "7/7 16/32");     // c 37: 32 counts as padding 27; 2 x 16 + 5 split off
+}
+
+// A column strip of depthwise_2d_decomposed is whole tiles that divide the whole-tile
+// extent ow_main, and narrower than it; 0 (no strip) is always valid.
+TEST(KnobSpace, DepthwiseStripsAreWholeTilesThatDivideTheRow) {
+  // ow = 56; 4-wide tiles: strips of 8 and 28 (56 would be no strip, 16 and 12 cut a
+  // strip or a tile).
+  const KnobSpace space = TemplateSpace(
+      "depthwise_2d_decomposed", "depthwise_conv_2d_nhwc_hwc:n=1,h=58,w=58,c=64,kh=3,kw=3:f32");
+  KnobValues values = *DefaultCandidate(space);
+  EXPECT_EQ(values.at("strip_ow"), "0");
+  values["tile_ow"] = "4";
+  std::vector<std::string> valid;
+  for (const int64_t strip : {0, 4, 8, 12, 14, 16, 28, 56, 64}) {
+    values["strip_ow"] = std::to_string(strip);
+    if (SolveDerivedKnobs(space, values).has_value()) valid.push_back(std::to_string(strip));
+  }
+  EXPECT_EQ(absl::StrJoin(valid, ","), "0,4,8,28");
+  // With 7-wide tiles 14 and 28 are whole tiles; 8 is not.
+  values["tile_ow"] = "7";
+  values["strip_ow"] = "14";
+  EXPECT_TRUE(SolveDerivedKnobs(space, values).has_value());
+  values["strip_ow"] = "8";
+  EXPECT_FALSE(SolveDerivedKnobs(space, values).has_value());
 }
 
 // depthwise_1d_tiled pads a partial channel tile (no split): 32 lanes unless that
