@@ -131,10 +131,13 @@ module attributes {transform.with_named_sequence} {
     // the third reads tile_f values out of every F: at 7x7x512, whose 9.4 MiB filter
     // comes from L3 once per call, 7 x 32 tiles ran at 120-134 GFLOP/s against
     // 100-107 in the third (tile_c1 = 8-32), and at 14x14x256 about level (164-174).
-    // The default is the third with tile_c1 = 16 (a 3x3 filter block of 18 KiB):
-    // with the default 8 x 32 tile, over the five 2-D rows of mtune-bench-families
-    // (C = 32 to 512), it measured 0.72x oneDNN (geomean) where the first order with
-    // tile_c1 = 64 measured 0.56x; only the strided row lost (0.73x against 0.84x).
+    // The third with tile_c1 = 16 (a 3x3 filter block of 18 KiB) and the default
+    // 8 x 32 tile measured 0.72x oneDNN (geomean) over the five 2-D rows of
+    // mtune-bench-families (C = 32 to 512) where the first order with tile_c1 = 64
+    // measured 0.56x; only the strided row lost (0.73x against 0.84x). The default is
+    // the fourth: against the third, with every other knob at its default, it ran
+    // 1.00x-1.05x on the four rows with C <= 256 and 1.20x at 9x9x512 (161 against
+    // 134 GFLOP/s), side by side on an Intel Xeon (session 28).
     // Packing the filter (a nofold pad of operand 1, hoisted out of the pixel loops,
     // as matmul_packed packs B) was tried and left out, since it never won. On an
     // Intel Xeon (2 MiB L2) at 7x7x512 it made f_n_oh_ow 1.6x faster (61 -> 98
@@ -145,7 +148,7 @@ module attributes {transform.with_named_sequence} {
     // call, so they are bound by streaming it from L3, not by where it lands.
     %tiled1 = transform.foreach %parts : !transform.any_op -> !transform.any_op {
     ^bb0(%part: !transform.any_op):
-      %t = transform.tune.alternatives<"loop_order"> selected_region = 2 attributes {mtune.labels = ["n_oh_ow_f", "f_n_oh_ow", "f_c_n_oh_ow", "c_f_n_oh_ow"]} -> !transform.any_op {
+      %t = transform.tune.alternatives<"loop_order"> selected_region = 3 attributes {mtune.labels = ["n_oh_ow_f", "f_n_oh_ow", "f_c_n_oh_ow", "c_f_n_oh_ow"]} -> !transform.any_op {
         %tp, %l:5 = transform.structured.tile_using_for %part tile_sizes [1, 1, %tow, %tf, 0, 0, %tc1]
           : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>)
           -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
