@@ -9,9 +9,10 @@ find_package(Eigen3 3.4 CONFIG REQUIRED)
 find_package(OpenBLAS CONFIG REQUIRED)
 find_package(OpenMP REQUIRED)
 
-# family_baselines: oneDNN / Eigen implementations of every f32 kernel family.
+# family_baselines: oneDNN / Eigen implementations of every f32 kernel family;
+# handwritten_kernels: AVX-512 yardsticks for the two convolution families.
 add_library(mtune_baselines STATIC ${CMAKE_CURRENT_LIST_DIR}/baselines.cc
-  ${CMAKE_CURRENT_LIST_DIR}/family_baselines.cc)
+  ${CMAKE_CURRENT_LIST_DIR}/family_baselines.cc ${CMAKE_CURRENT_LIST_DIR}/handwritten_kernels.cc)
 target_include_directories(mtune_baselines PRIVATE ${OpenBLAS_INCLUDE_DIRS} ${MTUNE_DNNL_INCLUDE_DIR})
 target_link_libraries(mtune_baselines
   PUBLIC absl::status absl::statusor mtune_problem

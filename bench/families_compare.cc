@@ -61,7 +61,9 @@ struct Flags {
   std::vector<std::string> variants;
 };
 
-constexpr const char* kImplementations[] = {"mtune", "onednn", "eigen"};
+constexpr const char* kImplementations[] = {"mtune", "onednn", "eigen", "handwritten"};
+// The yardstick loops of bench/handwritten_kernels.h (two families; "n/a" elsewhere).
+constexpr const char* kHandWritten = "handwritten";
 // The rows' yardsticks, timed in the same rounds as the implementations: the
 // calibration's FMA loop doing a compute-bound row's FLOP count, and its copy loop at
 // a bandwidth-bound row's footprint. That row's %roof divides by the median (start-up
@@ -600,6 +602,27 @@ void PrintVariants(const Flags& flags, const std::vector<ProblemReport>& reports
   }
 }
 
+// The hand-written loops, where a row has one, against mtune's kernel in the same rounds.
+void PrintHandWritten(const std::vector<ProblemReport>& reports) {
+  bool any = false;
+  for (const ProblemReport& r : reports) any |= Figure(r, kHandWritten) > 0;
+  if (!any) return;
+  std::printf("\nhand-written AVX-512 loops of mtune's best loop nests (bench/handwritten_kernels.h), "
+              "timed in the same rounds; mt/hand paired by round; their %%roof is mtune's over "
+              "mt/hand:\n");
+  constexpr const char* kFormat = "%-26s %-40s %11s %11s %7s %6s\n";
+  std::printf(kFormat, "family", "shape", "mtune", "handwritten", "mt/hand", "%roof");
+  for (const ProblemReport& r : reports) {
+    if (Figure(r, kHandWritten) <= 0) continue;
+    const double mt_over_hand = MtuneOver(r, kHandWritten);
+    std::printf(kFormat, r.problem.family.c_str(), ShortShape(r.problem).c_str(),
+                FigureCell(r, "mtune").c_str(), FigureCell(r, kHandWritten).c_str(),
+                Cell(mt_over_hand).c_str(),
+                Cell(mt_over_hand > 0 ? 100 * MtuneFractionOfRoofline(r) / mt_over_hand : 0,
+                     "%.1f%%").c_str());
+  }
+}
+
 void PrintReport(const Flags& flags, const std::vector<ProblemReport>& reports,
                  const mtune::v1::Calibration& calibration, const std::string& cpu_name) {
   std::printf("\nmtune vs oneDNN and Eigen, f32, one thread on one pinned core (cpu %d, %s)\n",
@@ -659,6 +682,7 @@ void PrintReport(const Flags& flags, const std::vector<ProblemReport>& reports,
   }
 
   PrintVariants(flags, reports);
+  PrintHandWritten(reports);
 
   std::printf("\ngoals (issue 3, figures to reach):\n");
   for (const GoalLine& goal : EvaluateGoals(GoalRows(reports)))
@@ -668,6 +692,7 @@ void PrintReport(const Flags& flags, const std::vector<ProblemReport>& reports,
   for (const ProblemReport& r : reports) {
     for (const std::string& impl : ImplementationNames(r)) {
       const ImplState& s = r.impls.at(impl);
+      if (impl == kHandWritten && s.status == "n/a") continue;  // two families only
       std::printf("  %-60s %-8s %-13s %s\n", r.problem.Key().c_str(), impl.c_str(), s.status.c_str(),
                   s.status == "ok" ? absl::StrFormat("err %.2g; %s", s.scaled_error, s.detail).c_str()
                                    : s.detail.c_str());
@@ -725,7 +750,7 @@ absl::Status WriteJson(const Flags& flags, const std::vector<ProblemReport>& rep
     }
     row["implementations"] = impls;
     // Ratios paired by round, as in the printed table.
-    for (const char* other : {"onednn", "eigen"})
+    for (const char* other : {"onednn", "eigen", kHandWritten})
       if (const double ratio = MtuneOver(r, other); ratio > 0) row[std::string("mtune_over_") + other] = ratio;
     if (r.best) row["best"] = {{"knobs", r.best->knobs}, {"origin", r.best->origin},
                                {"tuned_gflops", r.best->tuned_gflops}};
@@ -896,7 +921,7 @@ int Run(const Flags& flags) {
     std::fprintf(stderr, "[%zu/%zu] side by side %s\n", i + 1, reports.size(), r.problem.Key().c_str());
     Fixture fixture;
     Prepare(flags, r, fixture);
-    for (const char* impl : {"onednn", "eigen"})
+    for (const char* impl : {"onednn", "eigen", kHandWritten})
       if (r.impls[impl].status == "WRONG") {
         wrong_baseline = true;
         std::fprintf(stderr, "  %s gives a wrong result: %s\n", impl, r.impls[impl].detail.c_str());

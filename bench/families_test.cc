@@ -135,7 +135,12 @@ TEST(BenchFamilies, TinyRunVerifiesEveryBaselineAndPrintsTheTable) {
       "matmul_transpose_b:m=17,n=9,k=13:f32,copy_2d:m=24,n=40:f32,reduce_cols_2d:m=33,n=17:f32,"
       "conv_1d_nwc_wcf:n=1,w=19,c=8,kw=3,f=4,sw=2,dw=1:f32,"
       "depthwise_conv_2d_nhwc_hwc:n=1,h=9,w=10,c=16,kh=3,kw=2,sh=2,sw=1,dh=1,dw=2:f32,"
-      "batch_matmul:b=3,m=5,n=7,k=6:f32";
+      "batch_matmul:b=3,m=5,n=7,k=6:f32,"
+      // The hand-written kernels' two families: a 3-tap depthwise row takes their
+      // unit-stride path (strided and dilated in h), the conv has a 7-wide tile, a
+      // partial one and a partial channel tile.
+      "depthwise_conv_2d_nhwc_hwc:n=2,h=7,w=11,c=32,kh=3,kw=3,sh=2,sw=1,dh=2,dw=1:f32,"
+      "conv_2d_nhwc_hwcf:n=1,h=6,w=20,c=8,kh=3,kw=3,f=64,sh=1,sw=2,dh=2,dw=1:f32";
   const BenchRun run = RunBenchFamilies({"--problems", problems, "--trials", "0", "--rounds", "1",
                                          "--min-time", "0.003", "--quick-calibration", "--cpu",
                                          "-1", "--json", json_path},
@@ -146,8 +151,10 @@ TEST(BenchFamilies, TinyRunVerifiesEveryBaselineAndPrintsTheTable) {
                              "%roof", "geomean of 1", "goals", "verification"})
     EXPECT_THAT(log, HasSubstr(header));
 
+  if (__builtin_cpu_supports("avx512f")) EXPECT_THAT(log, HasSubstr("hand-written AVX-512 loops"));
+
   const nlohmann::json root = nlohmann::json::parse(testing::ReadFile(json_path));
-  ASSERT_EQ(root["problems"].size(), 6u);
+  ASSERT_EQ(root["problems"].size(), 8u);
   EXPECT_EQ(root["goals"].size(), 6u);
   for (const nlohmann::json& row : root["problems"]) {
     SCOPED_TRACE(row["problem"].get<std::string>());
@@ -155,6 +162,19 @@ TEST(BenchFamilies, TinyRunVerifiesEveryBaselineAndPrintsTheTable) {
       const nlohmann::json& impl = row["implementations"][library];
       EXPECT_TRUE(impl["verified"].get<bool>()) << impl.dump();
       EXPECT_GT(impl.value("figure", 0.0), 0.0);
+    }
+    // The hand-written yardsticks: verified and timed where they exist (two families,
+    // an AVX-512 CPU), "n/a" elsewhere.
+    const nlohmann::json& hand = row["implementations"]["handwritten"];
+    const bool has_hand = (row["family"] == "depthwise_conv_2d_nhwc_hwc" ||
+                           row["family"] == "conv_2d_nhwc_hwcf") &&
+                          __builtin_cpu_supports("avx512f");
+    if (has_hand) {
+      EXPECT_TRUE(hand["verified"].get<bool>()) << hand.dump();
+      EXPECT_GT(hand.value("figure", 0.0), 0.0);
+      EXPECT_GT(row.value("mtune_over_handwritten", 0.0), 0.0);
+    } else {
+      EXPECT_EQ(hand["status"], "n/a") << hand.dump();
     }
     if (BandwidthBound(row["family"])) {
       EXPECT_GT(row.value("copy_gbps_at_footprint", 0.0), 0.0);

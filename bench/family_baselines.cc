@@ -1,4 +1,5 @@
 #include "bench/family_baselines.h"
+#include "bench/handwritten_kernels.h"
 
 #include <omp.h>
 
@@ -369,6 +370,8 @@ std::string_view FamilyLibraryName(FamilyLibrary library) {
       return "onednn";
     case FamilyLibrary::kEigen:
       return "eigen";
+    case FamilyLibrary::kHandWritten:
+      return "handwritten";
   }
   return "unknown";
 }
@@ -387,6 +390,7 @@ absl::StatusOr<std::unique_ptr<FamilyKernel>> MakeFamilyKernel(
   Eigen::setNbThreads(1);
   try {
     if (library == FamilyLibrary::kOneDnn) return MakeOneDnn(problem, inputs, output, options);
+    if (library == FamilyLibrary::kHandWritten) return MakeHandWrittenKernel(problem, inputs, output);
     return MakeEigen(problem, inputs, output);
   } catch (const dnnl::error& e) {
     return absl::InternalError(absl::StrCat("oneDNN cannot set up ", problem.Key(), ": ", e.what()));

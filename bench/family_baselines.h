@@ -14,13 +14,14 @@
 
 namespace mtune::bench {
 
-// A library a family's kernels are compared with.
-enum class FamilyLibrary { kOneDnn, kEigen };
+// A library a family's kernels are compared with; kHandWritten is no library but the
+// yardstick loops of bench/handwritten_kernels.h (two families only).
+enum class FamilyLibrary { kOneDnn, kEigen, kHandWritten };
 
-inline constexpr FamilyLibrary kAllFamilyLibraries[] = {FamilyLibrary::kOneDnn,
-                                                        FamilyLibrary::kEigen};
+inline constexpr FamilyLibrary kAllFamilyLibraries[] = {
+    FamilyLibrary::kOneDnn, FamilyLibrary::kEigen, FamilyLibrary::kHandWritten};
 
-// "onednn" or "eigen".
+// "onednn", "eigen" or "handwritten".
 std::string_view FamilyLibraryName(FamilyLibrary library);
 
 struct FamilyBaselineOptions {

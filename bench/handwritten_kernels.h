@@ -1,0 +1,34 @@
+// Hand-written AVX-512 loops for the two convolution families whose goals mtune's
+// kernels miss (session 28): yardsticks, not libraries. Each is the loop nest of
+// mtune's best kernel of its family written with intrinsics and compiled by the host
+// compiler, so that a row says, in the same rounds, what that loop reaches on this
+// core without MLIR in between:
+//   - depthwise_conv_2d_nhwc_hwc: 28-wide column strips (strip_ow) of tiles of 4
+//     outputs x 16 channels, in the order (strip, n, oh, ow, c), the taps inside;
+//     with unit strides and dilations along w and 3 taps a row, the 6 input vectors
+//     of a filter row are loaded once for its 12 FMAs (as the vectorized 1-D
+//     convolution of mtune's template does) (58x58x64's best, session 28);
+//   - conv_2d_nhwc_hwcf: the c_f_n_oh_ow nest: 16-channel cache tiles, 64-wide f
+//     tiles, then 7 outputs x 64 f accumulators, taps and channels inside (7 x 64 is
+//     the tile mtune's 9x9x512 kernel runs).
+// Like the linalg ops they add into the output.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "bench/family_baselines.h"
+#include "strategies/problem.h"
+
+namespace mtune::bench {
+
+// The hand-written kernel of `problem` on `inputs` (input, filter) and `output`.
+// Unimplemented unless the problem is f32, the CPU has AVX-512F, and it is a
+// depthwise_conv_2d_nhwc_hwc with a multiple of 16 channels or a conv_2d_nhwc_hwcf
+// with a multiple of 64 output channels.
+absl::StatusOr<std::unique_ptr<FamilyKernel>> MakeHandWrittenKernel(const strategies::Problem& problem,
+                                                                    const std::vector<const float*>& inputs,
+                                                                    float* output);
+
+}  // namespace mtune::bench
