@@ -76,11 +76,12 @@ module attributes {transform.with_named_sequence} {
     // three input rows; across a whole row of a wide image those three rows and the
     // output row overflow the L1, so every input row is fetched from the L2 three
     // times. Inside a strip the rows are short enough to stay in the L1 from one
-    // output row to the next (58x58x64, 3x3, 4 x 16 tiles, interleaved: 128.6
-    // GFLOP/s without a strip, 139.6 with 28-wide strips; every row of 30x30x64
-    // fits the L1 and ran at 165). A strip is whole tiles of tile_ow and divides the
-    // whole-tile extent ow_main (a partial strip would make the tile sizes dynamic,
-    // see the split above); a strip as wide as ow_main is no strip.
+    // output row to the next: 58x58x64, 3x3, 4 x 16 tiles ran 1.10x faster with
+    // 28-wide strips side by side (mtune-bench-families --variant; 30x30x64, whose
+    // three input rows and output row fit the L1, needs none), and at 114x114
+    // (bound by the L3) strips lost (0.86-0.90x). A strip is whole tiles of tile_ow
+    // and divides the whole-tile extent ow_main (a partial strip would make the tile
+    // sizes dynamic, see the split above); a strip as wide as ow_main is no strip.
     %strip = transform.tune.knob<"strip_ow"> = 0 from options = "0, 8, 12, 16, 24, 28, 32, 48, 64, divisors(ow, 64)" -> !transform.param<i64>
     transform.smt.constrain_params(%strip, %tow, %owm) : (!transform.param<i64>, !transform.param<i64>, !transform.param<i64>) -> () {
     ^bb0(%s: !smt.int, %t: !smt.int, %main: !smt.int):
