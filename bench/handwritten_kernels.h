@@ -4,10 +4,10 @@
 // compiler, so that a row says, in the same rounds, what that loop reaches on this
 // core without MLIR in between:
 //   - depthwise_conv_2d_nhwc_hwc: 28-wide column strips (strip_ow) of tiles of 4
-//     outputs x 16 channels, in the order (strip, n, oh, ow, c), the taps inside;
-//     with unit strides and dilations along w and 3 taps a row, the 6 input vectors
-//     of a filter row are loaded once for its 12 FMAs (as the vectorized 1-D
-//     convolution of mtune's template does) (58x58x64's best, session 28);
+//     outputs x 16 channels, in the order (strip, n, oh, ow, c), the taps inside
+//     (58x58x64's best, session 28); for a 3 x 3 filter with unit strides and
+//     dilations along w, the 6 input vectors of a filter row are loaded once for its
+//     12 FMAs, as the vectorized 1-D convolution of mtune's template does;
 //   - conv_2d_nhwc_hwcf: the c_f_n_oh_ow nest: 16-channel cache tiles, 64-wide f
 //     tiles, then 7 outputs x 64 f accumulators, taps and channels inside (7 x 64 is
 //     the tile mtune's 9x9x512 kernel runs).
