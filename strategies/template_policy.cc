@@ -52,11 +52,35 @@ absl::Status Reject(mlir::Operation* op, absl::string_view why) {
 
 }  // namespace
 
-absl::Status CheckTemplateSize(absl::string_view text) {
+absl::Status CheckTemplateText(absl::string_view text) {
   if (text.size() > kMaxTemplateBytes)
     return absl::InvalidArgumentError(absl::StrCat("template of ", text.size(),
                                                    " bytes is larger than the limit of ",
                                                    kMaxTemplateBytes, " bytes"));
+  // Brackets inside string literals and // comments do not nest anything.
+  int depth = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '/' && i + 1 < text.size() && text[i + 1] == '/') {
+      i = text.find('\n', i);
+      if (i == absl::string_view::npos) break;
+    } else if (c == '(' || c == '[' || c == '{') {
+      if (++depth > kMaxTemplateNesting)
+        return absl::InvalidArgumentError(absl::StrCat(
+            "template nests brackets more than ", kMaxTemplateNesting, " deep (at byte ", i,
+            "); templates are transform scripts, nested about 10 deep"));
+    } else if ((c == ')' || c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
   return absl::OkStatus();
 }
 

@@ -2,7 +2,9 @@
 // the transform interpreter, with every MLIR pass registered), so a template
 // from outside the build (`mtune measure --template-file`, a script a worker
 // receives) is accepted only when:
-//   - it is at most kMaxTemplateBytes long;
+//   - it is at most kMaxTemplateBytes long, and its brackets nest at most
+//     kMaxTemplateNesting deep (MLIR's parser recurses per level: 100,000 nested
+//     `[` in a 200 KB template overflowed the stack);
 //   - every op belongs to an allowed dialect: `builtin` (the module) and
 //     `transform` with its extensions (tune knobs and alternatives, structured,
 //     loop, bufferization, vector/tensor patterns, ...), and `smt` only inside
@@ -34,7 +36,12 @@ inline constexpr size_t kMaxTemplateBytes = 1 << 20;
 // offending op and its location otherwise.
 absl::Status CheckTemplatePolicy(mlir::ModuleOp module);
 
-// InvalidArgument when `text` is longer than kMaxTemplateBytes.
-absl::Status CheckTemplateSize(absl::string_view text);
+// Deepest nesting of (), [] and {} accepted in a template (mtune's own nest about
+// 10 deep).
+inline constexpr int kMaxTemplateNesting = 256;
+
+// InvalidArgument when `text` is longer than kMaxTemplateBytes or its brackets nest
+// deeper than kMaxTemplateNesting: checked before any parsing.
+absl::Status CheckTemplateText(absl::string_view text);
 
 }  // namespace mtune::strategies

@@ -110,5 +110,27 @@ TEST(TemplatePolicy, OversizedTemplatesAreRejectedBeforeParsing) {
   EXPECT_NE(status.message().find("larger than the limit"), absl::string_view::npos) << status;
 }
 
+// 100,000 nested `[` in a 200 KB template overflowed the parser's stack (found by
+// the knob_space fuzzer): nesting is bounded before parsing.
+TEST(TemplatePolicy, DeeplyNestedTemplatesAreRejectedBeforeParsing) {
+  const int depth = 100000;
+  const std::string deep = Template("", "  transform.named_sequence @deep() attributes {x = " +
+                                            std::string(depth, '[') + std::string(depth, ']') +
+                                            "} {\n    transform.yield\n  }\n");
+  absl::Status status = Check(deep);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+  EXPECT_NE(status.message().find("nests brackets more than 256 deep"), absl::string_view::npos)
+      << status;
+
+  // Brackets in comments and string literals nest nothing; 256 levels are allowed.
+  const std::string nested_attr = std::string(250, '[') + std::string(250, ']');
+  const std::string fine =
+      "// " + std::string(1000, '[') + "\n" +
+      Template("", "  transform.named_sequence @quoted() attributes {s = \"" +
+                       std::string(1000, '{') + "\\\"\", x = " + nested_attr +
+                       "} {\n    transform.yield\n  }\n");
+  EXPECT_TRUE(Check(fine).ok()) << Check(fine);
+}
+
 }  // namespace
 }  // namespace mtune::strategies

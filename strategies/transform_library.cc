@@ -18,6 +18,7 @@
 #include "mlir/Parser/Parser.h"
 #include "strategies/mlir_support.h"
 #include "strategies/op_key.h"
+#include "strategies/template_policy.h"
 
 namespace mtune::strategies {
 namespace {
@@ -78,6 +79,9 @@ void RelinkRootHandles(mlir::transform::NamedSequenceOp sequence) {
 absl::StatusOr<mlir::transform::NamedSequenceOp> ParseEntryPoint(
     mlir::MLIRContext* context, const DiagnosticCapture& diagnostics, const std::string& script,
     const std::string& what, mlir::OwningOpRef<mlir::ModuleOp>& holder) {
+  // A database can come from anywhere: its text is checked before the parser sees it.
+  if (absl::Status text = CheckTemplateText(script); !text.ok())
+    return absl::DataLossError(absl::StrCat("stored script of ", what, ": ", text.message()));
   holder = mlir::parseSourceString<mlir::ModuleOp>(script, context, what);
   if (!holder)
     return diagnostics.ToStatus(absl::StatusCode::kDataLoss,

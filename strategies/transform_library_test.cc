@@ -253,6 +253,14 @@ TEST(TransformLibrary, BrokenStoredScriptIsDataLoss) {
   EXPECT_EQ(library.status().code(), absl::StatusCode::kDataLoss);
   library = BuildTransformLibrary({{"matmul:m=1,n=1,k=1:f32", kTarget, "module {}"}});
   EXPECT_EQ(library.status().code(), absl::StatusCode::kDataLoss);
+  // Nested deeper than any template (a crafted database): refused before the parser,
+  // whose recursion would overflow the stack of the compiler applying it.
+  const std::string deep = "module attributes {x = " + std::string(100000, '[') +
+                           std::string(100000, ']') + "} {}";
+  library = BuildTransformLibrary({{"matmul:m=1,n=1,k=1:f32", kTarget, deep}});
+  EXPECT_EQ(library.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_NE(library.status().message().find("nests brackets"), absl::string_view::npos)
+      << library.status();
 }
 
 }  // namespace

@@ -119,7 +119,7 @@ std::unique_ptr<JitKernel> JitKernel::Compile(const std::string& payload,
   mlir::MLIRContext* context = kernel->context_.get();
   strategies::DiagnosticCapture diagnostics(context);
 
-  if (absl::Status size = strategies::CheckTemplateSize(script); !size.ok())
+  if (absl::Status size = strategies::CheckTemplateText(script); !size.ok())
     return fail(RESULT_STATUS_INVALID_CANDIDATE, std::string(size.message()));
   auto start = Clock::now();
   auto module = mlir::parseSourceString<mlir::ModuleOp>(payload, context, "payload");

@@ -44,8 +44,18 @@ void InstantiateAndReadBack(const std::string& text, const mtune::strategies::Pr
   auto again = mtune::strategies::ExtractKnobSpace(*script, problem);
   if (!again.ok()) Fail("instantiated script has no knob space: " + again.status().ToString());
   auto selected = again->Defaults();
-  if (!selected || *selected != values)
-    Fail("instantiated script does not select the candidate's values");
+  if (!selected || *selected != values) {
+    std::string detail;
+    for (const auto& [name, value] : values) {
+      const auto it = selected ? selected->find(name) : KnobValues::const_iterator{};
+      const std::string got = !selected ? "(no defaults)" : it == selected->end() ? "(missing)" : it->second;
+      if (got != value) detail += " " + name + ": " + value + " read back as " + got + ";";
+    }
+    if (selected)
+      for (const auto& [name, value] : *selected)
+        if (!values.contains(name)) detail += " " + name + " = " + value + " was not instantiated;";
+    Fail("instantiated script does not select the candidate's values:" + detail);
+  }
 }
 
 }  // namespace
