@@ -137,7 +137,7 @@ absl::StatusOr<KnobSpec> ReadAlternatives(AlternativesOp alt, const Problem& pro
 absl::StatusOr<mlir::OwningOpRef<mlir::ModuleOp>> ParseTemplate(absl::string_view text,
                                                                 mlir::MLIRContext* context) {
   // Every template, built in or not, passes the policy: it is code workers run.
-  if (absl::Status size = CheckTemplateText(text); !size.ok()) return size;
+  if (absl::Status checked = CheckTemplateText(text); !checked.ok()) return checked;
   DiagnosticCapture diagnostics(context);
   auto module = mlir::parseSourceString<mlir::ModuleOp>(
       llvm::StringRef(text.data(), text.size()), context, "template");

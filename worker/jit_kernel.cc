@@ -119,8 +119,8 @@ std::unique_ptr<JitKernel> JitKernel::Compile(const std::string& payload,
   mlir::MLIRContext* context = kernel->context_.get();
   strategies::DiagnosticCapture diagnostics(context);
 
-  if (absl::Status size = strategies::CheckTemplateText(script); !size.ok())
-    return fail(RESULT_STATUS_INVALID_CANDIDATE, std::string(size.message()));
+  if (absl::Status checked = strategies::CheckTemplateText(script); !checked.ok())
+    return fail(RESULT_STATUS_INVALID_CANDIDATE, std::string(checked.message()));
   auto start = Clock::now();
   auto module = mlir::parseSourceString<mlir::ModuleOp>(payload, context, "payload");
   if (!module)

@@ -47,8 +47,11 @@ void InstantiateAndReadBack(const std::string& text, const mtune::strategies::Pr
   if (!selected || *selected != values) {
     std::string detail;
     for (const auto& [name, value] : values) {
-      const auto it = selected ? selected->find(name) : KnobValues::const_iterator{};
-      const std::string got = !selected ? "(no defaults)" : it == selected->end() ? "(missing)" : it->second;
+      std::string got = "(no defaults)";
+      if (selected) {
+        const auto it = selected->find(name);
+        got = it == selected->end() ? "(missing)" : it->second;
+      }
       if (got != value) detail += " " + name + ": " + value + " read back as " + got + ";";
     }
     if (selected)
