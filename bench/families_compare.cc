@@ -1,7 +1,8 @@
 // mtune-bench-families: for a suite of problems of every kernel family, gets mtune's
 // kernel (template default, tuned in this run, or loaded from a database) and times
-// it beside oneDNN and Eigen on the same inputs, single-threaded on one pinned core,
-// in interleaved rounds; every library's output is first checked against mtune's
+// it beside oneDNN and Eigen (and, for two families, hand-written AVX-512 loops of its
+// own loop nest) on the same inputs, single-threaded on one pinned core, in
+// interleaved rounds; every library's output is first checked against mtune's
 // reference. Prints one table (GFLOP/s or GB/s, ratios, fraction of roofline),
 // geomeans per family and the goals with met / NOT met. See bench/README.md.
 
@@ -967,7 +968,9 @@ int main(int argc, char** argv) {
   CLI::App app{
       "Compares mtune's kernel for every kernel family with oneDNN and Eigen, single-threaded on "
       "one pinned core, in one run: GFLOP/s or GB/s, ratios, fraction of roofline, the issue's "
-      "goals. Every library's output is verified against mtune's reference first."};
+      "goals; on AVX-512 CPUs also hand-written loops of mtune's best depthwise 2-D and conv 2-D "
+      "nests (bench/handwritten_kernels.h). Every library's output is verified against mtune's "
+      "reference first."};
   app.add_option("--problems", flags.problems,
                  "comma-separated problem keys (default: the built-in suite, see --list)");
   app.add_option("--families", flags.families, "comma-separated families to keep (default: all)");
