@@ -62,9 +62,9 @@ struct Flags {
   std::vector<std::string> variants;
 };
 
-constexpr const char* kImplementations[] = {"mtune", "onednn", "eigen", "handwritten"};
 // The yardstick loops of bench/handwritten_kernels.h (two families; "n/a" elsewhere).
 constexpr const char* kHandWritten = "handwritten";
+constexpr const char* kImplementations[] = {"mtune", "onednn", "eigen", kHandWritten};
 // The rows' yardsticks, timed in the same rounds as the implementations: the
 // calibration's FMA loop doing a compute-bound row's FLOP count, and its copy loop at
 // a bandwidth-bound row's footprint. That row's %roof divides by the median (start-up

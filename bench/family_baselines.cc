@@ -28,21 +28,6 @@ using StridedRows = Eigen::Map<const RowMajor, 0, Eigen::OuterStride<>>;
 using FilterRow = Eigen::Map<const Eigen::Array<float, 1, Eigen::Dynamic>>;
 using dnnl::memory;
 
-class FunctionKernel : public FamilyKernel {
- public:
-  FunctionKernel(std::string description, std::function<absl::Status()> run) : run_(std::move(run)) {
-    description_ = std::move(description);
-  }
-  absl::Status Run() override { return run_(); }
-
- private:
-  std::function<absl::Status()> run_;
-};
-
-std::unique_ptr<FamilyKernel> Kernel(std::string description, std::function<absl::Status()> run) {
-  return std::make_unique<FunctionKernel>(std::move(description), std::move(run));
-}
-
 // Shapes every implementation reads from the problem.
 struct Dims {
   explicit Dims(const strategies::Problem& p) : p(p) {}
@@ -126,7 +111,7 @@ absl::StatusOr<std::unique_ptr<FamilyKernel>> DnnlConvolution(
   state->args = {{DNNL_ARG_SRC, src_mem}, {DNNL_ARG_WEIGHTS, weights_mem}, {DNNL_ARG_DST, dst_mem}};
   state->keep = {src_mem, dst_mem, user_weights, weights_mem};
   const bool reordered = pd.weights_desc() != user_weights_md;
-  return Kernel(absl::StrCat("convolution_forward ", pd.impl_info_str(),
+  return MakeFunctionKernel(absl::StrCat("convolution_forward ", pd.impl_info_str(),
                              reordered ? ", weights reordered once" : ", plain weights"),
                 [state] { return Execute(*state); });
 }
@@ -143,7 +128,7 @@ absl::StatusOr<std::unique_ptr<FamilyKernel>> MakeOneDnn(const strategies::Probl
     const float* a = in[0];
     const float* b = in[1];
     const char trans_a = ta ? 'T' : 'N', trans_b = tb ? 'T' : 'N';
-    return Kernel(absl::StrCat("dnnl_sgemm ", std::string(1, trans_a), std::string(1, trans_b)),
+    return MakeFunctionKernel(absl::StrCat("dnnl_sgemm ", std::string(1, trans_a), std::string(1, trans_b)),
                   [=]() -> absl::Status {
                     omp_set_num_threads(1);
                     const dnnl_status_t status =
@@ -174,7 +159,7 @@ absl::StatusOr<std::unique_ptr<FamilyKernel>> MakeOneDnn(const strategies::Probl
     state->primitive = dnnl::matmul(pd);
     state->args = {{DNNL_ARG_SRC, a_mem}, {DNNL_ARG_WEIGHTS, b_mem}, {DNNL_ARG_DST, c_mem}};
     state->keep = {a_mem, b_mem, c_mem};
-    return Kernel(absl::StrCat("matmul ", pd.impl_info_str()), [state] { return Execute(*state); });
+    return MakeFunctionKernel(absl::StrCat("matmul ", pd.impl_info_str()), [state] { return Execute(*state); });
   }
   if (f == "conv_1d_nwc_wcf") {
     const int64_t n = d("n"), w = d("w"), c = d("c"), kw = d("kw"), fo = d("f"), ow = d("ow");
@@ -219,7 +204,7 @@ absl::StatusOr<std::unique_ptr<FamilyKernel>> MakeOneDnn(const strategies::Probl
     memory dst(dst_md, state->engine, out);
     state->primitive = dnnl::reduction(pd);
     state->args = {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}};
-    return Kernel(absl::StrCat("reduction_sum ", pd.impl_info_str()),
+    return MakeFunctionKernel(absl::StrCat("reduction_sum ", pd.impl_info_str()),
                   [state] { return Execute(*state); });
   }
   if (f == "copy_2d" || f == "transpose_2d") {
@@ -232,7 +217,7 @@ absl::StatusOr<std::unique_ptr<FamilyKernel>> MakeOneDnn(const strategies::Probl
     dnnl::reorder::primitive_desc pd(src, dst);
     state->primitive = dnnl::reorder(pd);
     state->args = {{DNNL_ARG_FROM, src}, {DNNL_ARG_TO, dst}};
-    return Kernel(absl::StrCat("reorder ", f == "copy_2d" ? "ab->ab " : "ab->ba ",
+    return MakeFunctionKernel(absl::StrCat("reorder ", f == "copy_2d" ? "ab->ab " : "ab->ba ",
                                pd.impl_info_str()),
                   [state] { return Execute(*state); });
   }
@@ -253,17 +238,17 @@ absl::StatusOr<std::unique_ptr<FamilyKernel>> MakeEigen(const strategies::Proble
     const int64_t m = d("m"), n = d("n"), k = d("k");
     const float* b = in[1];
     if (f == "matmul")
-      return Kernel("Map product A*B", [=] {
+      return MakeFunctionKernel("Map product A*B", [=] {
         Eigen::Map<RowMajor>(out, m, n).noalias() += ConstMatrix(x, m, k) * ConstMatrix(b, k, n);
         return EigenDone();
       });
     if (f == "matmul_transpose_a")
-      return Kernel("Map product A^T*B", [=] {
+      return MakeFunctionKernel("Map product A^T*B", [=] {
         Eigen::Map<RowMajor>(out, m, n).noalias() +=
             ConstMatrix(x, k, m).transpose() * ConstMatrix(b, k, n);
         return EigenDone();
       });
-    return Kernel("Map product A*B^T", [=] {
+    return MakeFunctionKernel("Map product A*B^T", [=] {
       Eigen::Map<RowMajor>(out, m, n).noalias() +=
           ConstMatrix(x, m, k) * ConstMatrix(b, n, k).transpose();
       return EigenDone();
@@ -272,7 +257,7 @@ absl::StatusOr<std::unique_ptr<FamilyKernel>> MakeEigen(const strategies::Proble
   if (f == "batch_matmul") {
     const int64_t batches = d("b"), m = d("m"), n = d("n"), k = d("k");
     const float* b = in[1];
-    return Kernel("Map product A*B per batch", [=] {
+    return MakeFunctionKernel("Map product A*B per batch", [=] {
       for (int64_t i = 0; i < batches; ++i)
         Eigen::Map<RowMajor>(out + i * m * n, m, n).noalias() +=
             ConstMatrix(x + i * m * k, m, k) * ConstMatrix(b + i * k * n, k, n);
@@ -290,7 +275,7 @@ absl::StatusOr<std::unique_ptr<FamilyKernel>> MakeEigen(const strategies::Proble
                   ow = d("ow"), sh = two_d ? d("sh") : 1, sw = d("sw"), dh = two_d ? d("dh") : 1,
                   dw = d("dw");
     const float* filter = in[1];
-    return Kernel("per-tap Map products (Eigen Core)", [=] {
+    return MakeFunctionKernel("per-tap Map products (Eigen Core)", [=] {
       for (int64_t b = 0; b < n; ++b) {
         for (int64_t r = 0; r < oh; ++r) {
           Eigen::Map<RowMajor> dst(out + (b * oh + r) * ow * fo, ow, fo);
@@ -315,7 +300,7 @@ absl::StatusOr<std::unique_ptr<FamilyKernel>> MakeEigen(const strategies::Proble
     // Per output pixel and tap, one contiguous C-wide multiply-add (vectorized over
     // channels); whole strided-window arrays broadcast against the filter row were
     // several times slower in Eigen 3.4.
-    return Kernel("per-pixel, per-tap channel array products (Eigen Core)", [=] {
+    return MakeFunctionKernel("per-pixel, per-tap channel array products (Eigen Core)", [=] {
       for (int64_t b = 0; b < n; ++b) {
         for (int64_t r = 0; r < oh; ++r) {
           for (int64_t o = 0; o < ow; ++o) {
@@ -333,28 +318,28 @@ absl::StatusOr<std::unique_ptr<FamilyKernel>> MakeEigen(const strategies::Proble
   }
   if (f == "reduce_rows_2d") {
     const int64_t m = d("m"), n = d("n");
-    return Kernel("rowwise().sum()", [=] {
+    return MakeFunctionKernel("rowwise().sum()", [=] {
       Eigen::Map<Eigen::VectorXf>(out, m) = ConstMatrix(x, m, n).rowwise().sum();
       return EigenDone();
     });
   }
   if (f == "reduce_cols_2d") {
     const int64_t m = d("m"), n = d("n");
-    return Kernel("colwise().sum()", [=] {
+    return MakeFunctionKernel("colwise().sum()", [=] {
       Eigen::Map<Eigen::RowVectorXf>(out, n) = ConstMatrix(x, m, n).colwise().sum();
       return EigenDone();
     });
   }
   if (f == "copy_2d") {
     const int64_t m = d("m"), n = d("n");
-    return Kernel("Map assignment", [=] {
+    return MakeFunctionKernel("Map assignment", [=] {
       Eigen::Map<RowMajor>(out, m, n) = ConstMatrix(x, m, n);
       return EigenDone();
     });
   }
   if (f == "transpose_2d") {
     const int64_t m = d("m"), n = d("n");
-    return Kernel("Map assignment of transpose()", [=] {
+    return MakeFunctionKernel("Map assignment of transpose()", [=] {
       Eigen::Map<RowMajor>(out, n, m) = ConstMatrix(x, m, n).transpose();
       return EigenDone();
     });
@@ -363,6 +348,26 @@ absl::StatusOr<std::unique_ptr<FamilyKernel>> MakeEigen(const strategies::Proble
 }
 
 }  // namespace
+
+namespace {
+
+class FunctionKernel : public FamilyKernel {
+ public:
+  FunctionKernel(std::string description, std::function<absl::Status()> run) : run_(std::move(run)) {
+    description_ = std::move(description);
+  }
+  absl::Status Run() override { return run_(); }
+
+ private:
+  std::function<absl::Status()> run_;
+};
+
+}  // namespace
+
+std::unique_ptr<FamilyKernel> MakeFunctionKernel(std::string description,
+                                                 std::function<absl::Status()> run) {
+  return std::make_unique<FunctionKernel>(std::move(description), std::move(run));
+}
 
 std::string_view FamilyLibraryName(FamilyLibrary library) {
   switch (library) {

@@ -3,6 +3,7 @@
 // thread: the libraries mtune-bench-families compares each family with.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -44,6 +45,10 @@ class FamilyKernel {
  protected:
   std::string description_;
 };
+
+// A FamilyKernel whose Run calls `run`.
+std::unique_ptr<FamilyKernel> MakeFunctionKernel(std::string description,
+                                                 std::function<absl::Status()> run);
 
 // Prepares `library`'s kernel for `problem` reading `inputs` (one pointer per input
 // operand, in Operands() order and layout) and writing `output`; the buffers must

@@ -4,9 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <functional>
 #include <string>
-#include <utility>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -22,20 +20,6 @@ namespace {
 // (this project's build) leaves them rolled, with the tile on the stack (a 7 x 64
 // conv tile ran at 46 GFLOP/s so, 170 unrolled).
 #define MTUNE_UNROLL _Pragma("GCC unroll 32")
-
-class HandWrittenKernel : public FamilyKernel {
- public:
-  HandWrittenKernel(std::string description, std::function<void()> run) : run_(std::move(run)) {
-    description_ = std::move(description);
-  }
-  absl::Status Run() override {
-    run_();
-    return absl::OkStatus();
-  }
-
- private:
-  std::function<void()> run_;
-};
 
 // Shapes and strides of a 2-D NHWC convolution, depthwise or not.
 struct Conv2d {
@@ -214,16 +198,21 @@ absl::StatusOr<std::unique_ptr<FamilyKernel>> MakeHandWrittenKernel(const strate
     if (shape.c % 16 != 0)
       return absl::UnimplementedError(absl::StrCat("the hand-written depthwise kernel needs a multiple of "
                                                    "16 channels, not ", shape.c));
-    return std::make_unique<HandWrittenKernel>(
+    return MakeFunctionKernel(
         "AVX-512 intrinsics: 28-wide column strips of 1 x 4 x 16 tiles, order (strip, n, oh, ow, c)",
-        [=] { Depthwise(shape, in, filter, output); });
+        [=] {
+          Depthwise(shape, in, filter, output);
+          return absl::OkStatus();
+        });
   }
   if (shape.f % kConvTileF != 0)
     return absl::UnimplementedError(absl::StrCat("the hand-written conv kernel needs a multiple of ",
                                                  kConvTileF, " output channels, not ", shape.f));
-  return std::make_unique<HandWrittenKernel>(
-      "AVX-512 intrinsics: c_f_n_oh_ow, 16-channel cache tiles, 1 x 7 x 64 tiles",
-      [=] { Conv(shape, in, filter, output); });
+  return MakeFunctionKernel("AVX-512 intrinsics: c_f_n_oh_ow, 16-channel cache tiles, 1 x 7 x 64 tiles",
+                            [=] {
+                              Conv(shape, in, filter, output);
+                              return absl::OkStatus();
+                            });
 }
 
 }  // namespace mtune::bench

@@ -154,10 +154,10 @@ Result Measurer::MeasurePrepared(const std::string& test_inject_fault) {
   // can copy twice as fast, and a core reads faster than it copies. Beyond the caches,
   // against the same stream model with DRAM's copy and read figures.
   const bool bandwidth_bound = BandwidthBound(roof, problem.Flops(), for_type.peak_gflops_f32());
-  if (bandwidth_bound && roof.level == "DRAM")
+  if (bandwidth_bound && roof.level == "DRAM") {
     roof = WithBandwidth(roof, StreamGbps(roof.level_gbps, roof.level_read_gbps, problem),
                          for_type.peak_gflops_f32(), problem.Flops(), problem.CompulsoryBytes());
-  if (bandwidth_bound && roof.level != "DRAM") {
+  } else if (bandwidth_bound) {
     const uint64_t footprint = problem.FootprintBytes();
     double copy_gbps = CopyGbpsAtFootprint(p->calibration, footprint);
     double read_gbps = ReadGbpsAtFootprint(p->calibration, footprint);
