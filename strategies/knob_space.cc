@@ -39,6 +39,17 @@ bool IsUtf8(const std::string& text) {
   return llvm::isLegalUTF8String(&begin, begin + text.size());
 }
 
+// The first text that `texts` holds twice; nullopt when all differ. A candidate
+// names an option by its text, so two options of one text would be one candidate
+// counted twice (and a second alternatives region of the same label could never be
+// chosen).
+std::optional<std::string> RepeatedText(const std::vector<std::string>& texts) {
+  std::set<std::string> seen;
+  for (const std::string& text : texts)
+    if (!seen.insert(text).second) return text;
+  return std::nullopt;
+}
+
 // The option attributes of a knob for `problem`, in order.
 absl::StatusOr<std::vector<mlir::Attribute>> ExpandOptions(KnobOp knob, const Problem& problem) {
   const std::string name = knob.getName().str();
@@ -63,6 +74,9 @@ absl::StatusOr<std::vector<mlir::Attribute>> ExpandOptions(KnobOp knob, const Pr
   result = *std::move(kept);
   std::vector<std::string> texts;
   for (mlir::Attribute a : result) texts.push_back(OptionText(a));
+  if (auto twice = RepeatedText(texts))
+    return absl::InvalidArgumentError(
+        absl::StrCat("knob '", name, "' lists the option '", *twice, "' twice"));
   auto only = OnlyForOption(knob, name, texts, problem);
   if (!only.ok()) return only.status();
   if (*only) result = {result[std::find(texts.begin(), texts.end(), **only) - texts.begin()]};
@@ -121,6 +135,9 @@ absl::StatusOr<KnobSpec> ReadAlternatives(AlternativesOp alt, const Problem& pro
   spec.options = AlternativeLabels(alt);
   if (spec.options.empty())
     return absl::InvalidArgumentError(absl::StrCat("alternatives '", spec.name, "' have no regions"));
+  if (auto twice = RepeatedText(spec.options))
+    return absl::InvalidArgumentError(
+        absl::StrCat("alternatives '", spec.name, "' label two regions '", *twice, "'"));
   if (auto selected = alt.getSelectedRegionAttr(); selected && selected->getZExtValue() < spec.options.size())
     spec.default_value = spec.options[selected->getZExtValue()];
   if (absl::Status kept = KeepLabelsForFamily(alt, problem, spec); !kept.ok()) return kept;

@@ -475,6 +475,50 @@ TEST(KnobSpace, DuplicateKnobsAndEmptyOptionsAreErrors) {
             std::string::npos);
 }
 
+// A candidate names an option by its text: two options of one text were one candidate
+// counted as two ("3 combinations, 3 valid" for [4, 4, 8]), and the second of two
+// regions labelled alike could never be selected.
+TEST(KnobSpace, OptionsOrLabelsOfTheSameTextAreErrors) {
+  auto problem = ParseProblemKey("matmul:m=8,n=8,k=8:f32");
+  const char* options = R"mlir(module attributes {transform.with_named_sequence} {
+    transform.named_sequence @__transform_main(%r: !transform.any_op {transform.readonly}) {
+      %a = transform.tune.knob<"t"> = 4 from options = [4, 8, 4] -> !transform.param<i64>
+      transform.yield
+    } })mlir";
+  absl::Status status = ExtractKnobSpace(options, *problem).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(status.message().find("knob 't' lists the option '4' twice"), std::string::npos) << status;
+  // Distinct attributes are different options that print alike.
+  const char* distinct = R"mlir(module attributes {transform.with_named_sequence} {
+    transform.named_sequence @__transform_main(%r: !transform.any_op {transform.readonly}) {
+      %a = transform.tune.knob<"t"> options = [distinct[0]<unit>, distinct[1]<unit>] -> !transform.any_param
+      transform.yield
+    } })mlir";
+  status = ExtractKnobSpace(distinct, *problem).status();
+  EXPECT_NE(status.message().find("twice"), std::string::npos) << status;
+  const char* labels = R"mlir(module attributes {transform.with_named_sequence} {
+    transform.named_sequence @__transform_main(%r: !transform.any_op {transform.readonly}) {
+      transform.tune.alternatives<"a"> selected_region = 0 attributes {mtune.labels = ["x", "y", "x"]} {
+      }, {
+      }, {
+      }
+      transform.yield
+    } })mlir";
+  status = ExtractKnobSpace(labels, *problem).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(status.message().find("alternatives 'a' label two regions 'x'"), std::string::npos)
+      << status;
+  // Options a form expands to the same value (roundup(m, 8) = 8 here) are one option.
+  const char* form = R"mlir(module attributes {transform.with_named_sequence} {
+    transform.named_sequence @__transform_main(%r: !transform.any_op {transform.readonly}) {
+      %a = transform.tune.knob<"t"> = 8 from options = "8, roundup(m, 8)" -> !transform.param<i64>
+      transform.yield
+    } })mlir";
+  auto space = ExtractKnobSpace(form, *problem);
+  ASSERT_TRUE(space.ok()) << space.status();
+  EXPECT_EQ(space->knobs[0].options, std::vector<std::string>{"8"});
+}
+
 // A template of one knob line (the fuzzers' regression inputs).
 std::string KnobLines(const std::string& knobs) {
   return "module attributes {transform.with_named_sequence} {\n"

@@ -112,6 +112,16 @@ absl::Status CheckTemplatePolicy(mlir::ModuleOp module) {
                                        "external transform library"));
       return mlir::WalkResult::interrupt();
     }
+    // Resource blobs are named per context, and a name already taken gets a suffix:
+    // parsed twice in one process, `dense_resource<w>` reads back as
+    // `dense_resource<w_1>`, so a knob option holding one was no longer among its
+    // own options when instantiated. A transform script has no use for them.
+    op->getAttrDictionary().walk([&](mlir::DenseResourceElementsAttr) {
+      if (status.ok())
+        status = Reject(op, "holds a dense_resource attribute, whose name changes each time "
+                            "the template is parsed");
+    });
+    if (!status.ok()) return mlir::WalkResult::interrupt();
     // Every symbol referred to must be a sequence defined in this template.
     op->getAttrDictionary().walk([&](mlir::SymbolRefAttr ref) {
       if (!status.ok()) return;

@@ -132,5 +132,21 @@ TEST(TemplatePolicy, DeeplyNestedTemplatesAreRejectedBeforeParsing) {
   EXPECT_TRUE(Check(fine).ok()) << Check(fine);
 }
 
+// MLIR renames a resource blob whose name its context already holds, so a template
+// parsed twice in one process read `dense_resource<w>` back as `dense_resource<w_1>`:
+// `mtune instantiate --knob 'a=dense_resource<w> : tensor<1xi32>'` failed with the
+// value "not among its options [dense_resource<w_1> ...]".
+TEST(TemplatePolicy, ResourceBlobsAreRejected) {
+  const std::string knob =
+      "    %a = transform.tune.knob<\"a\"> = 2 from options = [dense_resource<w> : "
+      "tensor<1xi32>, 2] -> !transform.any_param\n";
+  ExpectRejected(Template(knob), "transform.tune.knob", "dense_resource");
+  // Also the second time, when the context already holds the name.
+  ExpectRejected(Template(knob), "transform.tune.knob", "dense_resource");
+  ExpectRejected(Template("", "  transform.named_sequence @blob() attributes {x = "
+                              "dense_resource<w> : tensor<2xf32>} {\n    transform.yield\n  }\n"),
+                 "transform.named_sequence", "dense_resource");
+}
+
 }  // namespace
 }  // namespace mtune::strategies

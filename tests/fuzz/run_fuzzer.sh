@@ -19,7 +19,20 @@ export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:symbolize=1${ASAN_OPTIONS:+
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
 suppressions="$(dirname "$0")/lsan.supp"
 [ -f "$suppressions" ] && export LSAN_OPTIONS="suppressions=$suppressions${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
-# -seed fixes the mutation sequence, so a failure in CI reproduces locally.
-exec "$fuzzer" -runs="$runs" -max_total_time="$max_time" -seed=1 -timeout=30 \
+# -seed fixes the mutation sequence, but the corpus grows by coverage, which MLIR's
+# pointer-keyed hash tables make differ from run to run: a failing input may not
+# come back. So a failure prints its inputs (base64, up to 256 KiB each) into the
+# log, where CI keeps them; `base64 -d` and run the fuzzer on the file to reproduce.
+status=0
+"$fuzzer" -runs="$runs" -max_total_time="$max_time" -seed=1 -timeout=30 \
   -rss_limit_mb=4096 -print_final_stats=1 -artifact_prefix="$work/artifacts/" "$@" \
-  "$work/corpus" "$seeds"
+  "$work/corpus" "$seeds" || status=$?
+if [ "$status" -ne 0 ]; then
+  for input in "$work"/artifacts/*; do
+    [ -f "$input" ] || continue
+    echo "run_fuzzer.sh: failing input $input ($(stat -c %s "$input") bytes), base64:"
+    head -c 262144 "$input" | base64 -w 0
+    echo
+  done
+fi
+exit "$status"
