@@ -112,13 +112,19 @@ absl::Status CheckTemplatePolicy(mlir::ModuleOp module) {
                                        "external transform library"));
       return mlir::WalkResult::interrupt();
     }
-    // Resource blobs are named per context, and a name already taken gets a suffix:
-    // parsed twice in one process, `dense_resource<w>` reads back as
-    // `dense_resource<w_1>`, so a knob option holding one was no longer among its
-    // own options when instantiated. A transform script has no use for them.
-    op->getAttrDictionary().walk([&](mlir::DenseResourceElementsAttr) {
-      if (status.ok())
+    // Attributes that are not the same each time the template is parsed. Resource
+    // blobs are named per context, and a name already taken gets a suffix: parsed
+    // twice in one process, `dense_resource<w>` reads back as `dense_resource<w_1>`,
+    // so a knob option holding one was no longer among its own options when
+    // instantiated. A `distinct` attribute is a new one (never freed) on every
+    // parse, and unlike ones print alike. A transform script has no use for either.
+    op->getAttrDictionary().walk([&](mlir::Attribute attr) {
+      if (!status.ok()) return;
+      if (llvm::isa<mlir::DenseResourceElementsAttr>(attr))
         status = Reject(op, "holds a dense_resource attribute, whose name changes each time "
+                            "the template is parsed");
+      else if (llvm::isa<mlir::DistinctAttr>(attr))
+        status = Reject(op, "holds a distinct attribute, which is a new attribute each time "
                             "the template is parsed");
     });
     if (!status.ok()) return mlir::WalkResult::interrupt();

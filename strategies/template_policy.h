@@ -13,9 +13,10 @@
 //     `transform.apply_registered_pass` (runs any registered pass, some of which
 //     write files; the one exception is mtune's own `mtune-rotate-tiles`, without
 //     options), `transform.print` (writes to the worker's output);
-//   - it holds no `dense_resource` attribute (MLIR renames a resource whose name
-//     the context already holds, so such a template reads differently each time
-//     it is parsed);
+//   - it holds no `dense_resource` or `distinct` attribute (MLIR renames a
+//     resource whose name the context already holds, and makes a new distinct
+//     attribute on every parse, so such a template is not the same each time it
+//     is parsed);
 //   - every `transform.named_sequence` has a body (a declaration would be
 //     resolved from an external transform library), and every symbol an op
 //     refers to (`transform.include`, `foreach_match`, ...) is a sequence

@@ -136,7 +136,7 @@ TEST(TemplatePolicy, DeeplyNestedTemplatesAreRejectedBeforeParsing) {
 // parsed twice in one process read `dense_resource<w>` back as `dense_resource<w_1>`:
 // `mtune instantiate --knob 'a=dense_resource<w> : tensor<1xi32>'` failed with the
 // value "not among its options [dense_resource<w_1> ...]".
-TEST(TemplatePolicy, ResourceBlobsAreRejected) {
+TEST(TemplatePolicy, ResourceBlobsAndDistinctAttributesAreRejected) {
   const std::string knob =
       "    %a = transform.tune.knob<\"a\"> = 2 from options = [dense_resource<w> : "
       "tensor<1xi32>, 2] -> !transform.any_param\n";
@@ -146,6 +146,10 @@ TEST(TemplatePolicy, ResourceBlobsAreRejected) {
   ExpectRejected(Template("", "  transform.named_sequence @blob() attributes {x = "
                               "dense_resource<w> : tensor<2xf32>} {\n    transform.yield\n  }\n"),
                  "transform.named_sequence", "dense_resource");
+  // A distinct attribute is a new one on every parse, nested or not.
+  ExpectRejected(Template("    %d = transform.tune.knob<\"d\"> options = [[distinct[0]<unit>], 2] "
+                          "-> !transform.any_param\n"),
+                 "transform.tune.knob", "distinct attribute");
 }
 
 }  // namespace
