@@ -20,6 +20,7 @@
 #include "mlir/Pass/Pass.h"
 #include "mlir/Tools/Plugins/PassPlugin.h"
 #include "strategies/apply.h"
+#include "strategies/flatten_transfers.h"
 #include "strategies/rotate_tiles.h"
 
 namespace {
@@ -113,8 +114,9 @@ extern "C" LLVM_ATTRIBUTE_WEAK mlir::PassPluginLibraryInfo mlirGetPassPluginInfo
   return {MLIR_PLUGIN_API_VERSION, "MtunePlugin", "0.1.0",
           []() {
             mlir::PassRegistration<MtuneApplyPass>();
-            // Strategies may run it (transform.apply_registered_pass), so the exported
-            // transform library needs it in mlir-opt too.
+            // Strategies may run them (transform.apply_registered_pass), so the exported
+            // transform library needs them in mlir-opt too.
             mtune::strategies::RegisterRotateTilesPass();
+            mtune::strategies::RegisterFlattenTransfersPass();
           }};
 }

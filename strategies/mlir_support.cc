@@ -7,6 +7,7 @@
 #include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
+#include "strategies/flatten_transfers.h"
 #include "strategies/rotate_tiles.h"
 
 namespace mtune::strategies {
@@ -15,8 +16,9 @@ std::unique_ptr<mlir::MLIRContext> MakeMlirContext() {
   static const bool passes_registered = [] {
     // Textual pass pipelines resolve pass names through this global registry.
     mlir::registerAllPasses();
-    // mtune's own pass, which templates run through transform.apply_registered_pass.
+    // mtune's own passes, which templates run through transform.apply_registered_pass.
     RegisterRotateTilesPass();
+    RegisterFlattenTransfersPass();
     return true;
   }();
   (void)passes_registered;

@@ -8,6 +8,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Location.h"
 #include "mlir/IR/SymbolTable.h"
+#include "strategies/flatten_transfers.h"
 #include "strategies/rotate_tiles.h"
 
 namespace mtune::strategies {
@@ -26,12 +27,14 @@ bool InsideParamConstraint(mlir::Operation* op) {
 }
 
 // Transform ops that act beyond the payload IR (files, output, arbitrary passes).
-// The one pass allowed is mtune's own `mtune-rotate-tiles` without options: it
-// only rewrites loop indices of the op it is applied to.
+// The passes allowed are mtune's own, without options: `mtune-rotate-tiles` only
+// rewrites loop indices, `mtune-flatten-transfers` only reshapes vector transfers,
+// of the op they are applied to.
 bool DeniedTransformOp(mlir::Operation* op) {
   if (auto pass = llvm::dyn_cast<mlir::transform::ApplyRegisteredPassOp>(op))
-    return pass.getPassName() != kRotateTilesPassName || !pass.getOptions().empty() ||
-           !pass.getDynamicOptions().empty();
+    return (pass.getPassName() != kRotateTilesPassName &&
+            pass.getPassName() != kFlattenTransfersPassName) ||
+           !pass.getOptions().empty() || !pass.getDynamicOptions().empty();
   return op->getName().getStringRef() == "transform.print";
 }
 

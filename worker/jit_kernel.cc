@@ -56,11 +56,13 @@ void* KernelAlignedAlloc(size_t alignment, size_t bytes) {
 // From transformed payload (vectors, memrefs, scf loops) to the LLVM dialect.
 // Unrolled transfer lowering keeps allocas out of hot loops (see MLIR22-NOTES);
 // the deallocation pipeline frees the buffers that padding allocates per tile.
+// x86vector ops (a strategy may make AVX512-BF16 dot products, see
+// strategies/experiments/) lower with the vector dialect; nothing else changes.
 constexpr char kLoweringPipeline[] =
     "buffer-deallocation-pipeline,"
     "func.func(convert-vector-to-scf{full-unroll=true},convert-linalg-to-loops),"
     "expand-strided-metadata,lower-affine,convert-scf-to-cf,"
-    "convert-vector-to-llvm,finalize-memref-to-llvm,convert-math-to-llvm,"
+    "convert-vector-to-llvm{enable-x86vector=true},finalize-memref-to-llvm,convert-math-to-llvm,"
     "convert-arith-to-llvm,convert-func-to-llvm,convert-cf-to-llvm,convert-ub-to-llvm,"
     "reconcile-unrealized-casts";
 
