@@ -11,8 +11,9 @@
 //     `transform.smt.constrain_params` (knob constraints mtune evaluates);
 //   - it holds none of the transform ops that reach beyond the payload:
 //     `transform.apply_registered_pass` (runs any registered pass, some of which
-//     write files; the one exception is mtune's own `mtune-rotate-tiles`, without
-//     options), `transform.print` (writes to the worker's output);
+//     write files; the exceptions are mtune's own `mtune-rotate-tiles` and
+//     `mtune-flatten-transfers`, without options), `transform.print` (writes to
+//     the worker's output);
 //   - it holds no `dense_resource` or `distinct` attribute (MLIR renames a
 //     resource whose name the context already holds, and makes a new distinct
 //     attribute on every parse, so such a template is not the same each time it
