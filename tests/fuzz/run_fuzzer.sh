@@ -19,9 +19,9 @@ export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:symbolize=1${ASAN_OPTIONS:+
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
 suppressions="$(dirname "$0")/lsan.supp"
 [ -f "$suppressions" ] && export LSAN_OPTIONS="suppressions=$suppressions${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
-# -seed fixes the mutation sequence, but the corpus grows by coverage, which MLIR's
-# pointer-keyed hash tables make differ from run to run: a failing input may not
-# come back. So a failure prints its inputs (base64, up to 256 KiB each) into the
+# -seed fixes the mutation sequence, but the corpus grows by coverage, and runs with
+# one seed do not all see the same inputs (session 28: two read-back failures in 11
+# runs, then none in 82 more): a failing input may not come back. So a failure prints its inputs (base64, up to 256 KiB each) into the
 # log, where CI keeps them; `base64 -d` and run the fuzzer on the file to reproduce.
 status=0
 "$fuzzer" -runs="$runs" -max_total_time="$max_time" -seed=1 -timeout=30 \
