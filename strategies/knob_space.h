@@ -41,6 +41,8 @@
 // template does not declare is an error.
 // Alternatives (`transform.tune.alternatives`) are knobs whose options are their
 // region labels, taken from the op's `mtune.labels` array (else "0", "1", ...).
+// A candidate names an option by its text, so a knob's options (as they print) and
+// an op's labels must all differ: one listed twice is an error.
 //
 // Constraints. `mtune.divides = "OTHER"` on a knob requires its value to divide
 // the value of knob OTHER. `mtune.only_with = {OTHER = ["v", ...]}` on a knob (or
