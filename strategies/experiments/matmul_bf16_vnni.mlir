@@ -10,8 +10,9 @@
 // f32 FMA peak; a register-only loop of it): 512^3 110.8 GFLOP/s against 81.7 for
 // matmul_packed's default (bf16 widened to f32 in the loop), 256^3 104 against 84;
 // 1024^3 78 against 81 (no cache tiles yet). Not a template: no knobs, no edge
-// handling, no CPU-feature gate (without avx512bf16, LLVM stops with a fatal error
-// selecting the dot product; the worker's sandbox records a crashed candidate).
+// handling, no CPU-feature gate (without avx512bf16 LLVM cannot select the dot
+// product: llc -mcpu=skylake-avx512 stops with a fatal error, "Do not know how to
+// split this operator's operand!", which would end the measuring process).
 // Padding the whole matmul first (structured.pad to multiples of 8, 32 and 2, C
 // copied back) verified on 37x45x67, but its pads ran as scalar copies: 127x255x513
 // at 41 GFLOP/s against the default's 79.
