@@ -16,8 +16,8 @@
 // Padding the whole matmul first (structured.pad to multiples of 8, 32 and 2, C
 // copied back) verified on 37x45x67, but its pads ran as scalar copies: 127x255x513
 // at 41 GFLOP/s against the default's 79. Cache tiles (the packed op tiled by
-// [0, 256, 128, 0] before the register tiles) took 1024^3 to 98.6 GFLOP/s (1.22x
-// the default) and 512^3 to 102, but do not apply where 256 and 128 k pairs do not
+// [0, 256, 128, 0] before the register tiles) took 1024^3 to 95-99 GFLOP/s
+// (1.13-1.20x the default in alternating runs) and 512^3 to 102, but do not apply where 256 and 128 k pairs do not
 // divide n and k (40x96x34: the strategy failed to apply); a template would make
 // them knobs.
 module attributes {transform.with_named_sequence} {
