@@ -82,15 +82,19 @@ TEST(TemplatePolicy, PrintingAndArbitraryPassesAreRejected) {
                "with options = { filename = \"/tmp/x\" } to %f "
                ": (!transform.any_op) -> !transform.any_op\n"),
       "transform.apply_registered_pass", "beyond the payload");
-  // mtune's own loop pass is the exception, but not with options.
-  const std::string rotate =
-      "    %f = transform.structured.match ops{[\"func.func\"]} in %root "
-      ": (!transform.any_op) -> !transform.any_op\n"
-      "    %s = transform.apply_registered_pass \"mtune-rotate-tiles\" %OPTIONS%to %f "
-      ": (!transform.any_op) -> !transform.any_op\n";
-  EXPECT_TRUE(Check(Template(absl::StrReplaceAll(rotate, {{"%OPTIONS%", ""}}))).ok());
-  ExpectRejected(Template(absl::StrReplaceAll(rotate, {{"%OPTIONS%", "with options = { x = 1 } "}})),
-                 "transform.apply_registered_pass", "beyond the payload");
+  // mtune's own passes are the exceptions, but not with options.
+  for (const char* pass : {"mtune-rotate-tiles", "mtune-flatten-transfers"}) {
+    const std::string run =
+        "    %f = transform.structured.match ops{[\"func.func\"]} in %root "
+        ": (!transform.any_op) -> !transform.any_op\n"
+        "    %s = transform.apply_registered_pass \"%PASS%\" %OPTIONS%to %f "
+        ": (!transform.any_op) -> !transform.any_op\n";
+    EXPECT_TRUE(Check(Template(absl::StrReplaceAll(run, {{"%PASS%", pass}, {"%OPTIONS%", ""}}))).ok())
+        << pass;
+    ExpectRejected(Template(absl::StrReplaceAll(
+                       run, {{"%PASS%", pass}, {"%OPTIONS%", "with options = { x = 1 } "}})),
+                   "transform.apply_registered_pass", "beyond the payload");
+  }
 }
 
 TEST(TemplatePolicy, SequencesWithoutABodyAreRejected) {
