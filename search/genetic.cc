@@ -73,14 +73,16 @@ class GeneticSearch final : public SearchBase {
     double fitness;
   };
 
-  // Fitness-proportional (roulette wheel) selection; uniform when nothing is fit.
+  // Fitness-proportional (roulette wheel) selection on fitness^selection_power;
+  // uniform when nothing is fit.
   const Member& Select(const std::vector<const Member*>& parents) {
+    auto weight = [&](const Member* m) { return std::pow(m->fitness, params_.selection_power); };
     double total = 0;
-    for (const Member* m : parents) total += m->fitness;
+    for (const Member* m : parents) total += weight(m);
     if (total <= 0) return *parents[UniformBelow(sampler_.rng(), parents.size())];
     double spin = UniformUnit(sampler_.rng()) * total;
     for (const Member* m : parents) {
-      spin -= m->fitness;
+      spin -= weight(m);
       if (spin < 0) return *m;
     }
     return *parents.back();

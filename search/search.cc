@@ -90,6 +90,9 @@ absl::StatusOr<std::unique_ptr<SearchAlgorithm>> MakeSearch(std::string_view nam
       options.model.exploration < 0 || options.model.exploration > 1) {
     return absl::InvalidArgumentError("mutation_rate and exploration must lie in [0, 1]");
   }
+  if (!(options.genetic.selection_power >= 0 && options.genetic.selection_power <= 64)) {
+    return absl::InvalidArgumentError("genetic selection_power must lie in [0, 64]");
+  }
   if (options.max_consecutive_rejections == 0) {
     return absl::InvalidArgumentError("max_consecutive_rejections must be positive");
   }

@@ -56,6 +56,13 @@ struct GeneticParams {
   double mutation_rate = 0.1;
   // Stop proposing after this many generations (0: until the space or budget ends).
   uint32_t generations = 0;
+  // Roulette-wheel weights are fitness^selection_power (power scaling). The GFLOP/s
+  // of a space's candidates mostly lie within 2-4x of each other, so weights
+  // proportional to them barely preferred the best parents: genetic needed more
+  // trials than random to reach 95% on 3 of the 11 ground-truth tables. With ^8 it
+  // needed fewer on every table where either needed more than 15, over four seed
+  // sets of 40 (bench/README.md, session 29).
+  double selection_power = 8;
 };
 
 // Simulated annealing over knob neighbourhoods (one knob moved to an adjacent option,
