@@ -9,18 +9,10 @@
 #include "strategies/template_library.h"
 #include "worker/roofline.h"
 #include "worker/sandbox.h"
+#include "worker/test_calibration.h"
 
 namespace mtune::worker {
 namespace {
-
-mtune::v1::Calibration FakeCalibration() {
-  mtune::v1::Calibration c;
-  c.set_peak_gflops_f32(100);
-  auto* l = c.add_bandwidth();
-  l->set_level("DRAM");
-  l->set_gbps(10);
-  return c;
-}
 
 mtune::v1::Task TaskFor(const std::string& key, strategies::KnobValues overrides = {},
                         const std::string& template_name = "matmul_2level") {
@@ -54,7 +46,7 @@ mtune::v1::Result MeasureWithScript(const std::string& script) {
   Measurer measurer;
   mtune::v1::Task task = TaskFor("matmul:m=16,n=16,k=16:f32");
   task.set_script(script);
-  return measurer.Measure(task, FakeCalibration());
+  return measurer.Measure(task, FlatTestCalibration());
 }
 
 TEST(Measurer, OddShapeCompilesVerifiesAndTimes) {
@@ -63,7 +55,7 @@ TEST(Measurer, OddShapeCompilesVerifiesAndTimes) {
   auto result = measurer.Measure(
       TaskFor("matmul:m=37,n=45,k=67:f32", {{"tile_m1", "32"}, {"tile_n1", "32"},
                                             {"tile_k1", "32"}, {"tile_n2", "16"}}),
-      FakeCalibration());
+      FlatTestCalibration());
   ASSERT_EQ(result.status(), mtune::v1::RESULT_STATUS_OK) << result.error();
   EXPECT_GT(result.gflops(), 0);
   EXPECT_GT(result.timing().repetitions(), 4u);
@@ -83,7 +75,7 @@ TEST(Measurer, OddShapeCompilesVerifiesAndTimes) {
 TEST(Measurer, LargeFootprintIsTimedOnOneOperandSet) {
   Measurer measurer;
   ASSERT_GT(uint64_t{2} * 4096 * 4096 * 4, kMaxCopiedFootprintBytes);
-  auto result = measurer.Measure(TaskFor("copy_2d:m=4096,n=4096:f32", {}, "copy_tiled"), FakeCalibration());
+  auto result = measurer.Measure(TaskFor("copy_2d:m=4096,n=4096:f32", {}, "copy_tiled"), FlatTestCalibration());
   ASSERT_EQ(result.status(), mtune::v1::RESULT_STATUS_OK) << result.error();
   EXPECT_EQ(result.timing().warmup(), static_cast<uint32_t>(TimingOptions().warmup));
 }
@@ -177,7 +169,7 @@ TEST(Measurer, PackedTemplateAlternativesAreCorrectOnOddShapes) {
             TaskFor(key, {{"pack_a", pack_a}, {"loop_order", order}, {"tile_n2", "16"},
                           {"tile_k2", "1"}},
                     "matmul_packed"),
-            FakeCalibration());
+            FlatTestCalibration());
         EXPECT_EQ(result.status(), mtune::v1::RESULT_STATUS_OK)
             << key << " pack_a=" << pack_a << " loop_order=" << order << ": " << result.error();
       }
@@ -190,7 +182,7 @@ TEST(Measurer, DotLoweringIsAlsoCorrect) {
   auto result = measurer.Measure(
       TaskFor("matmul:m=64,n=64,k=64:f32", {{"tile_m1", "32"}, {"tile_n1", "64"},
                                             {"tile_k1", "64"}, {"contraction_lowering", "dot"}}),
-      FakeCalibration());
+      FlatTestCalibration());
   ASSERT_EQ(result.status(), mtune::v1::RESULT_STATUS_OK) << result.error();
 }
 

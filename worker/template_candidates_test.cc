@@ -15,18 +15,10 @@
 #include "strategies/knob_space.h"
 #include "strategies/template_library.h"
 #include "worker/measure.h"
+#include "worker/test_calibration.h"
 
 namespace mtune::worker {
 namespace {
-
-mtune::v1::Calibration TestCalibration() {
-  mtune::v1::Calibration c;
-  c.set_peak_gflops_f32(100);
-  auto* l = c.add_bandwidth();
-  l->set_level("DRAM");
-  l->set_gbps(10);
-  return c;
-}
 
 struct Case {
   std::string key;
@@ -49,7 +41,7 @@ std::string MeasureCandidate(const strategies::StrategyTemplate& tpl,
   task.set_script(*script);
   task.set_min_measure_s(0.001);
   Measurer measurer;
-  auto result = measurer.Measure(task, TestCalibration());
+  auto result = measurer.Measure(task, FlatTestCalibration());
   if (result.status() == mtune::v1::RESULT_STATUS_OK) return "";
   return absl::StrCat(mtune::v1::ResultStatus_Name(result.status()), ": ", result.error());
 }

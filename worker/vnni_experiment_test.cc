@@ -12,6 +12,7 @@
 #include "gtest/gtest.h"
 #include "worker/jit_kernel.h"
 #include "worker/measure.h"
+#include "worker/test_calibration.h"
 
 namespace mtune::worker {
 namespace {
@@ -23,11 +24,6 @@ TEST(VnniExperiment, Bf16DotProductKernelsVerify) {
   ASSERT_TRUE(file) << "experiment script not found";
   std::stringstream script;
   script << file.rdbuf();
-  mtune::v1::Calibration calibration;
-  calibration.set_peak_gflops_f32(100);
-  auto* dram = calibration.add_bandwidth();
-  dram->set_level("DRAM");
-  dram->set_gbps(10);
   // Several register tiles in m and n, k pairs beyond one cache line of A.
   for (const char* key : {"matmul:m=40,n=96,k=34:bf16", "matmul:m=64,n=64,k=256:bf16"}) {
     mtune::v1::Task task;
@@ -35,7 +31,7 @@ TEST(VnniExperiment, Bf16DotProductKernelsVerify) {
     task.set_script(script.str());
     task.set_min_measure_s(0.001);
     Measurer measurer;
-    auto result = measurer.Measure(task, calibration);
+    auto result = measurer.Measure(task, FlatTestCalibration());
     EXPECT_EQ(result.status(), mtune::v1::RESULT_STATUS_OK)
         << key << ": " << mtune::v1::ResultStatus_Name(result.status()) << ": " << result.error();
   }
