@@ -34,6 +34,7 @@ absl::StatusOr<nlohmann::json> DescribeSpace(const MeasureRequest& request, bool
   }
   out["knobs"] = knobs;
   out["constraints"] = space->constraints.size();
+  out["cpu_features"] = space->cpu_features;
   const strategies::CandidateCount count = strategies::CountCandidates(*space);
   out["combinations"] = count.combinations;
   out["valid"] = count.valid;
@@ -68,6 +69,9 @@ std::string FormatSpace(const nlohmann::json& space) {
     text += "no valid candidate near the template's defaults for this problem (defaults shown as written)\n";
   absl::StrAppendFormat(&text, "constraints: %d (transform.smt.constrain_params)\n",
                         space["constraints"].get<int>());
+  if (const auto features = space["cpu_features"].get<std::vector<std::string>>(); !features.empty())
+    absl::StrAppend(&text, "needs CPU features: ", absl::StrJoin(features, ", "),
+                    " (workers whose CPU lacks one report COMPILE_ERROR for every candidate)\n");
   absl::StrAppendFormat(&text, "candidates: %d combinations of the free knobs, %s%d valid%s\n",
                         space["combinations"].get<uint64_t>(), space["valid_exact"].get<bool>() ? "" : "about ",
                         space["valid"].get<uint64_t>(),

@@ -159,7 +159,10 @@ absl::StatusOr<std::unique_ptr<Coordinator::JobRun>> Coordinator::PlanJob(
                                                      ", not ", problem->family));
     // Parsed and printed once: each task's script is then spliced, not re-printed.
     auto instantiator = strategies::TemplateInstantiator::Create(tpl->text, *problem);
-    if (!instantiator.ok()) return instantiator.status();
+    if (!instantiator.ok())
+      return absl::Status(instantiator.status().code(),
+                          absl::StrCat("template ", tpl->name, " for ", problem->Key(), ": ",
+                                       instantiator.status().message()));
     const strategies::KnobSpace* knobs = &instantiator->space();
 
     auto run = std::make_unique<ProblemRun>();

@@ -25,6 +25,7 @@
 #include "strategies/option_forms.h"
 #include "strategies/smt_constraints.h"
 #include "strategies/template_policy.h"
+#include "strategies/template_requirements.h"
 
 namespace mtune::strategies {
 namespace {
@@ -275,6 +276,10 @@ absl::StatusOr<KnobSpace> ExtractKnobSpace(absl::string_view template_text, cons
   auto module = ParseTemplate(template_text, context);
   if (!module.ok()) return module.status();
   KnobSpace space;
+  auto requirements = ReadTemplateRequirements(**module);
+  if (!requirements.ok()) return requirements.status();
+  if (absl::Status type = CheckElementType(*requirements, problem); !type.ok()) return type;
+  space.cpu_features = requirements->cpu_features;
   absl::Status status;
   std::set<std::string> names;
   (*module)->walk([&](mlir::Operation* op) {

@@ -107,6 +107,9 @@ struct KnobSpace {
   std::vector<ParamConstraint> constraints;
   // `mtune.start_points` as written: knob name -> option text, one map per point.
   std::vector<KnobValues> start_points;
+  // `mtune.cpu_features` of the template (template_requirements.h): LLVM feature
+  // names its kernels need; empty: none.
+  std::vector<std::string> cpu_features;
 
   // Number of candidates before constraints (saturates at UINT64_MAX).
   uint64_t Size() const;

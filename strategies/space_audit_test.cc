@@ -16,6 +16,7 @@
 #include "strategies/problem.h"
 #include "strategies/space_audit.h"
 #include "strategies/template_library.h"
+#include "strategies/test_examples.h"
 
 namespace mtune::strategies {
 namespace {
@@ -27,15 +28,15 @@ TEST_P(SpaceAudit, EveryFreeKnobChangesTheCode) {
   for (const FamilyInfo& f : Families())
     if (f.name == GetParam()) info = &f;
   ASSERT_NE(info, nullptr);
-  auto problem = ParseProblemKey(info->example);
-  ASSERT_TRUE(problem.ok()) << problem.status();
   for (const StrategyTemplate& tpl : BuiltinTemplates()) {
     if (!tpl.TunesFamily(info->name)) continue;
+    auto problem = ExampleProblemFor(tpl, info->example);
+    ASSERT_TRUE(problem.ok()) << problem.status();
     auto audits = AuditKnobs(tpl.text, *problem);
     ASSERT_TRUE(audits.ok()) << tpl.name << ": " << audits.status();
     for (const KnobAudit& audit : *audits) {
       if (audit.compared == 0) continue;  // no other option of it is valid from these candidates
-      EXPECT_GT(audit.changed, 0) << tpl.name << " on " << info->example << ": knob '" << audit.name
+      EXPECT_GT(audit.changed, 0) << tpl.name << " on " << problem->Key() << ": knob '" << audit.name
                                   << "' left the code unchanged from all " << audit.compared
                                   << " candidates; if only some families or some choices of another"
                                   << " knob read it, mark it mtune.only_for or mtune.only_with";

@@ -9,6 +9,7 @@
 #include "strategies/knob_space.h"
 #include "strategies/problem.h"
 #include "strategies/template_library.h"
+#include "strategies/test_examples.h"
 
 namespace mtune::strategies {
 namespace {
@@ -43,9 +44,10 @@ TEST(TemplatePolicy, EveryBuiltinTemplateIsAllowed) {
     for (const FamilyInfo& family : Families())
       if (example.empty() && t.TunesFamily(family.name)) example = family.example;
     ASSERT_FALSE(example.empty()) << t.name << " tunes no known family";
-    auto problem = ParseProblemKey(example);
-    ASSERT_TRUE(problem.ok());
-    EXPECT_TRUE(ExtractKnobSpace(t.text, *problem).ok()) << t.name;
+    auto problem = ExampleProblemFor(t, example);
+    ASSERT_TRUE(problem.ok()) << problem.status();
+    auto space = ExtractKnobSpace(t.text, *problem);
+    EXPECT_TRUE(space.ok()) << t.name << ": " << space.status();
   }
 }
 

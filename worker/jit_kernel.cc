@@ -23,6 +23,7 @@
 #include "mlir/Pass/PassRegistry.h"
 #include "strategies/mlir_support.h"
 #include "strategies/template_policy.h"
+#include "strategies/template_requirements.h"
 #include "strategies/payload.h"
 
 namespace mtune::worker {
@@ -57,7 +58,8 @@ void* KernelAlignedAlloc(size_t alignment, size_t bytes) {
 // Unrolled transfer lowering keeps allocas out of hot loops (see MLIR22-NOTES);
 // the deallocation pipeline frees the buffers that padding allocates per tile.
 // x86vector ops (a strategy may make AVX512-BF16 dot products, see
-// strategies/experiments/) lower with the vector dialect; nothing else changes.
+// strategies/templates/matmul_bf16_vnni.mlir) lower with the vector dialect; nothing
+// else changes.
 constexpr char kLoweringPipeline[] =
     "buffer-deallocation-pipeline,"
     "func.func(convert-vector-to-scf{full-unroll=true},convert-linalg-to-loops),"
@@ -135,6 +137,15 @@ std::unique_ptr<JitKernel> JitKernel::Compile(const std::string& payload,
   if (absl::Status allowed = strategies::CheckTemplatePolicy(transform_module.get());
       !allowed.ok())
     return fail(RESULT_STATUS_INVALID_CANDIDATE, std::string(allowed.message()));
+  auto requirements = strategies::ReadTemplateRequirements(transform_module.get());
+  if (!requirements.ok())
+    return fail(RESULT_STATUS_INVALID_CANDIDATE, std::string(requirements.status().message()));
+  // Checked before any code is generated: LLVM stops the process (a fatal error, not
+  // a diagnostic) when it meets an instruction the CPU lacks.
+  if (auto missing = strategies::MissingCpuFeatures(*requirements, HostFeatures()); !missing.empty())
+    return fail(RESULT_STATUS_COMPILE_ERROR,
+                absl::StrCat("the strategy needs the CPU features ", absl::StrJoin(missing, ", "),
+                             " (mtune.cpu_features), which this CPU (", HostCpuName(), ") lacks"));
   times->parse_s = Since(start);
 
   start = Clock::now();

@@ -9,11 +9,13 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "strategies/default_candidate.h"
 #include "strategies/knob_space.h"
 #include "strategies/template_library.h"
+#include "worker/jit_kernel.h"
 #include "worker/measure.h"
 #include "worker/test_calibration.h"
 
@@ -62,10 +64,12 @@ struct TemplateUnderTest {
   strategies::KnobValues defaults;
 };
 
-absl::StatusOr<TemplateUnderTest> LoadDefaultTemplate(const std::string& key) {
+// `template_name` empty: the family's default template.
+absl::StatusOr<TemplateUnderTest> LoadTemplate(const std::string& key, const std::string& template_name = "") {
   auto problem = strategies::ParseProblemKey(key);
   if (!problem.ok()) return problem.status();
-  auto tpl = strategies::DefaultTemplateFor(problem->family);
+  auto tpl = template_name.empty() ? strategies::DefaultTemplateFor(problem->family)
+                                   : strategies::FindTemplate(template_name);
   if (!tpl.ok()) return tpl.status();
   auto space = strategies::ExtractKnobSpace(tpl->text, *problem);
   if (!space.ok()) return space.status();
@@ -76,19 +80,19 @@ absl::StatusOr<TemplateUnderTest> LoadDefaultTemplate(const std::string& key) {
                            *std::move(defaults)};
 }
 
-TEST_P(DefaultTemplate, DefaultAndRandomCandidatesVerify) {
-  auto loaded = LoadDefaultTemplate(GetParam().key);
-  ASSERT_TRUE(loaded.ok()) << loaded.status();
-  const auto& [problem, tpl, space, defaults] = *loaded;
+// The default candidate and `random_candidates` valid random ones, drawn with a
+// generator seeded by `key` (so that a failure reproduces), must verify.
+void ExpectDefaultAndRandomCandidatesVerify(const TemplateUnderTest& loaded, const std::string& key,
+                                            int random_candidates) {
+  const auto& [problem, tpl, space, defaults] = loaded;
   std::string failure = MeasureCandidate(tpl, problem, defaults);
   EXPECT_EQ(failure, "") << tpl.name << " default:" << Describe(defaults);
 
-  // Seeded by the key, so a failure reproduces. The free knobs are drawn, the derived
-  // ones solved from them (as a search point is completed), and the draw kept when
-  // valid.
-  std::mt19937 rng(std::hash<std::string>()(GetParam().key) & 0xffffffff);
+  // The free knobs are drawn, the derived ones solved from them (as a search point is
+  // completed), and the draw kept when valid.
+  std::mt19937 rng(std::hash<std::string>()(key) & 0xffffffff);
   int checked = 0;
-  for (int attempt = 0; checked < GetParam().random_candidates && attempt < 1000; ++attempt) {
+  for (int attempt = 0; checked < random_candidates && attempt < 1000; ++attempt) {
     strategies::KnobValues drawn;
     for (const auto& k : space.knobs)
       if (!k.derived)
@@ -100,7 +104,13 @@ TEST_P(DefaultTemplate, DefaultAndRandomCandidatesVerify) {
     failure = MeasureCandidate(tpl, problem, values);
     EXPECT_EQ(failure, "") << tpl.name << ":" << Describe(values);
   }
-  EXPECT_EQ(checked, GetParam().random_candidates);
+  EXPECT_EQ(checked, random_candidates);
+}
+
+TEST_P(DefaultTemplate, DefaultAndRandomCandidatesVerify) {
+  auto loaded = LoadTemplate(GetParam().key);
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  ExpectDefaultAndRandomCandidatesVerify(*loaded, GetParam().key, GetParam().random_candidates);
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -131,12 +141,45 @@ INSTANTIATE_TEST_SUITE_P(
       return absl::StrCat(name, "_", info.index);
     });
 
+// Built-in templates that are no family's default, on problems they tune; skipped
+// where this CPU lacks a feature the template needs (mtune.cpu_features).
+struct NamedCase {
+  std::string template_name;
+  std::string key;
+  int random_candidates;
+};
+
+void PrintTo(const NamedCase& c, std::ostream* os) { *os << c.template_name << " " << c.key; }
+
+class NamedTemplate : public testing::TestWithParam<NamedCase> {};
+
+TEST_P(NamedTemplate, DefaultAndRandomCandidatesVerify) {
+  auto loaded = LoadTemplate(GetParam().key, GetParam().template_name);
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  const std::string host = JitKernel::HostFeatures();
+  for (const std::string& feature : loaded->space.cpu_features)
+    if (!absl::StrContains(absl::StrCat(host, ","), absl::StrCat("+", feature, ",")))
+      GTEST_SKIP() << "this CPU lacks " << feature;
+  ExpectDefaultAndRandomCandidatesVerify(*loaded, GetParam().key, GetParam().random_candidates);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    NoFamilysDefault, NamedTemplate,
+    testing::Values(
+        // Several register tiles in m and n and k pairs beyond one cache line of A;
+        // n = 96 has the cache tiles 32 and 96, k = 34 the even ones 2 and 34.
+        NamedCase{"matmul_bf16_vnni", "matmul:m=48,n=96,k=34:bf16", 3},
+        NamedCase{"matmul_bf16_vnni", "matmul:m=64,n=64,k=256:bf16", 2}),
+    [](const testing::TestParamInfo<NamedCase>& info) {
+      return absl::StrCat(info.param.template_name, "_", info.index);
+    });
+
 // The default candidate with each option of each alternative (loop orders,
 // lowerings, packing, ...) in turn, so that no region of a template goes untested.
 class EveryAlternative : public testing::TestWithParam<std::string> {};
 
 TEST_P(EveryAlternative, OfTheDefaultVerifies) {
-  auto loaded = LoadDefaultTemplate(GetParam());
+  auto loaded = LoadTemplate(GetParam());
   ASSERT_TRUE(loaded.ok()) << loaded.status();
   const auto& [problem, tpl, space, defaults] = *loaded;
   EXPECT_EQ(MeasureCandidate(tpl, problem, defaults), "") << tpl.name << " default";
@@ -187,7 +230,7 @@ INSTANTIATE_TEST_SUITE_P(
 class ExactCacheTiles : public testing::TestWithParam<std::string> {};
 
 TEST_P(ExactCacheTiles, PeelBothRegisterTileLoops) {
-  auto loaded = LoadDefaultTemplate(GetParam());
+  auto loaded = LoadTemplate(GetParam());
   ASSERT_TRUE(loaded.ok()) << loaded.status();
   const auto& [problem, tpl, space, defaults] = *loaded;
   ASSERT_EQ(tpl.name, "matmul_packed");

@@ -1,6 +1,7 @@
 # lit configuration for mtune's FileCheck tests: instantiated strategy templates
 # must run unchanged in upstream mlir-opt.
 import os
+import shutil
 import lit.formats
 
 config.name = "mtune"
@@ -15,3 +16,7 @@ for tool in ("mlir-runner", "runner_libs", "plugin", "mtune", "mlir-opt", "FileC
 # `not` and friends come with LLVM's tools.
 config.environment["PATH"] = os.pathsep.join(
     [lit_config.params.get("llvm_tools_dir", "/usr/lib/llvm-22/bin"), os.environ.get("PATH", "")])
+# The interpreter memory checks (interpreter_memory_*.test) run mlir-opt under
+# valgrind; deploy/install-deps.sh installs it.
+if shutil.which("valgrind"):
+    config.available_features.add("valgrind")

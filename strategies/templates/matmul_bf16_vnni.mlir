@@ -1,0 +1,224 @@
+// mtune strategy template: a bf16 matmul (f32 accumulation) through the AVX512-BF16
+// dot product, vdpbf16ps, which multiplies pairs of bf16 values along k and adds
+// both products to one f32 lane. Only for CPUs with avx512bf16 (mtune.cpu_features:
+// workers without it report COMPILE_ERROR for every candidate, since LLVM cannot
+// select the instruction there and would stop the process) and bf16 problems
+// (mtune.element_types). matmul_packed, the default for bf16 too, widens bf16 to f32
+// inside its loop instead: at 512^3 this template's kernels ran 1.36x faster on the
+// Intel Xeon host of session 29 (110.8 against 81.7 GFLOP/s).
+// mtune-family: matmul
+//
+// Level 1 tiles n and k (tile_n1, tile_k1: divisors of n and k), the loop order of a
+// BLAS. Inside, `structured.pack` splits k into pairs: A's tile becomes a view
+// [m][k1/2][2] of itself, B's a copy in the VNNI layout [k1/2][n1][2] (its
+// linalg.transpose, tiled 1 x 32 and vectorized): one copy per cache tile, used by
+// every m row. Level 2 tiles the packed op by m2 rows x n2 columns x one k pair, then
+// splits that register tile into 1 x 16 tiles whose loops are unrolled, so each
+// vectorizes to a contraction of one pair of A by a 16-column, 2-deep sliver of B:
+// exactly what x86vector's `vector_contract_to_packed_type_dot_product` rewrites
+// into one vdpbf16ps (after `reduction_to_contract` and `fold_arith_extension` made
+// it a bf16 x bf16 -> f32 contraction). The m2 x n2/16 accumulators are hoisted out
+// of the k loop; `mtune-flatten-transfers` then reads each B sliver with one 64-byte
+// load (without it, 16 reads of 2 elements: 44.9 against 110 GFLOP/s at 512^3).
+// The inner loop is n2/16 loads, m2 broadcasts and m2 x n2/16 dot products per pair.
+//
+// Shapes: m a multiple of tile_m2, n of 32, k even; nothing pads (padding the whole
+// matmul verified, but the pads ran as scalar copies: 127x255x513 at 41 GFLOP/s
+// against matmul_packed's 79). Other shapes have no valid candidate here; tune them
+// with matmul_packed.
+//
+// On that host a loop of vdpbf16ps on registers alone peaks at 123 GFLOP/s, half the
+// f32 FMA peak (246): bf16 through this path cannot pass the f32 kernels there, and
+// the roofline mtune reports (the f32 FMA peak) overstates what it can reach by 2x.
+module attributes {transform.with_named_sequence} {
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.consumed})
+      attributes {mtune.element_types = ["bf16"], mtune.cpu_features = ["avx512bf16"]} {
+    %mm = transform.structured.match ops{["linalg.matmul"]} in %root : (!transform.any_op) -> !transform.any_op
+    %tn1 = transform.tune.knob<"tile_n1"> = 256 from options = "divisors(n)" -> !transform.param<i64>
+    %tk1 = transform.tune.knob<"tile_k1"> = 256 from options = "divisors(k)" -> !transform.param<i64>
+    %tm2 = transform.tune.knob<"tile_m2"> = 8 from options = [4, 6, 8, 10, 12, 14] -> !transform.param<i64>
+    %tn2 = transform.tune.knob<"tile_n2"> = 32 from options = [16, 32, 64] -> !transform.param<i64>
+    transform.smt.constrain_params(%tn1, %tk1, %tm2, %tn2)
+        : (!transform.param<i64>, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>) -> () {
+    ^bb0(%n1: !smt.int, %k1: !smt.int, %m2: !smt.int, %n2: !smt.int):
+      %m = smt.declare_fun "m" : !smt.int
+      %zero = smt.int.constant 0
+      %one = smt.int.constant 1
+      %two = smt.int.constant 2
+      %thirty_two = smt.int.constant 32
+      %n1_32 = smt.int.mod %n1, %thirty_two
+      %n1_ok = smt.eq %n1_32, %zero : !smt.int
+      %n1_n2 = smt.int.mod %n1, %n2
+      %n2_ok = smt.eq %n1_n2, %zero : !smt.int
+      %k1_2 = smt.int.mod %k1, %two
+      %k1_ok = smt.eq %k1_2, %zero : !smt.int
+      %m_m2 = smt.int.mod %m, %m2
+      %m_ok = smt.eq %m_m2, %zero : !smt.int
+      %rows = smt.int.add %m2, %one
+      %regs = smt.int.mul %rows, %n2
+      %reg_limit = smt.int.constant 496
+      %regs_ok = smt.int.cmp le %regs, %reg_limit
+      %panel = smt.int.mul %n1, %k1, %two
+      %panel_limit = smt.int.constant 1048576
+      %panel_ok = smt.int.cmp le %panel, %panel_limit
+      %all = smt.and %n1_ok, %n2_ok, %k1_ok, %m_ok, %regs_ok, %panel_ok
+      smt.assert %all
+    }
+    %t1, %l1:2 = transform.structured.tile_using_for %mm tile_sizes [0, %tn1, %tk1]
+      : (!transform.any_op, !transform.param<i64>, !transform.param<i64>) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    %packed = transform.structured.pack %t1 packed_sizes = [0, 0, 2] : (!transform.any_op) -> (!transform.op<"linalg.generic">)
+    %packs = transform.structured.match ops{["linalg.pack"]} in %root : (!transform.any_op) -> !transform.op<"linalg.pack">
+    transform.foreach %packs : !transform.op<"linalg.pack"> {
+    ^bb0(%p: !transform.op<"linalg.pack">):
+      %pad, %expand, %transpose = transform.structured.lower_pack %p : (!transform.op<"linalg.pack">) -> (!transform.op<"tensor.pad">, !transform.op<"tensor.expand_shape">, !transform.op<"linalg.transpose">)
+    }
+    %t2, %l2:3 = transform.structured.tile_using_for %packed tile_sizes [%tm2, %tn2, 1, 0]
+      : (!transform.op<"linalg.generic">, !transform.param<i64>, !transform.param<i64>) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+    %f0 = transform.structured.match ops{["func.func"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %f0 {
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    transform.include @split_register_tile failures(propagate) (%t2) : (!transform.any_op) -> ()
+    transform.include @unroll_register_tile failures(propagate) (%f0, %tm2, %tn2)
+      : (!transform.any_op, !transform.param<i64>, !transform.param<i64>) -> ()
+    transform.apply_patterns to %f0 {
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    transform.loop.hoist_loop_invariant_subsets %l2#2 : !transform.any_op
+    %gens = transform.structured.match ops{["linalg.generic"]} in %f0 : (!transform.any_op) -> !transform.any_op
+    transform.structured.vectorize %gens : !transform.any_op
+    %tp = transform.structured.match ops{["linalg.transpose"]} in %root : (!transform.any_op) -> !transform.any_op
+    %tpt, %tpl:2 = transform.structured.tile_using_for %tp tile_sizes [1, 32, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    transform.structured.vectorize %tpt : !transform.any_op
+    %f = transform.structured.match ops{["func.func"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %f {
+      transform.apply_patterns.vector.transfer_permutation_patterns
+    } : !transform.any_op
+    transform.apply_patterns to %f {
+      transform.apply_patterns.vector.reduction_to_contract
+      transform.apply_patterns.vector.fold_arith_extension
+      transform.apply_patterns.canonicalization
+      transform.apply_patterns.tensor.fold_tensor_subset_ops_into_vector_transfers
+    } : !transform.any_op
+    transform.loop.hoist_loop_invariant_subsets %l2#2 : !transform.any_op
+    transform.apply_patterns to %f {
+      transform.apply_patterns.x86vector.vector_contract_to_packed_type_dot_product
+      transform.apply_patterns.tensor.fold_tensor_subset_ops_into_vector_transfers
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    %b = transform.bufferization.one_shot_bufferize %root {bufferize_function_boundaries = false, memcpy_op = "linalg.copy"} : (!transform.any_op) -> !transform.any_op
+    %kf = transform.structured.match ops{["func.func"]} in %b : (!transform.any_op) -> !transform.any_op
+    transform.apply_cse to %kf : !transform.any_op
+    transform.apply_patterns to %kf {
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    %flat = transform.apply_registered_pass "mtune-flatten-transfers" to %kf : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %flat {
+      transform.apply_patterns.vector.lower_transpose lowering_strategy = shuffle_1d
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    transform.yield
+  }
+  // Splits a register tile into 1 x 16 tiles and marks the two loops over them for
+  // @unroll_register_tile. A sequence of its own, so that no handle to those loops
+  // (or to ops in them) outlives it: `loop.unroll` erases a loop it unrolls fully
+  // without telling the interpreter, and a handle still mapped to it then made the
+  // interpreter's next handle-invalidation check read freed memory (SIGSEGV in
+  // about one compile in ten, from TransformState::recordOpHandleInvalidation).
+  transform.named_sequence @split_register_tile(%tile: !transform.any_op {transform.consumed}) {
+    %t, %l:2 = transform.structured.tile_using_for %tile tile_sizes [1, 16, 0, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    transform.annotate %l#0 "mtune.register_rows" : !transform.any_op
+    transform.annotate %l#1 "mtune.register_columns" : !transform.any_op
+    transform.yield
+  }
+  // Unrolls the loops over a register tile's 1 x 16 tiles (marked by their
+  // attributes) fully: the columns first, then the rows. `loop.unroll` unrolls an
+  // scf.for only by a factor that divides its trip count (a larger one leaves it as
+  // it is), and the factor is an attribute, so there is one case per tile size; each
+  // case is a sequence that propagates a failed size check, inside one that
+  // suppresses it. A 16-column tile has one column: its loop folds away.
+  transform.named_sequence @unroll_register_tile(%func: !transform.any_op {transform.readonly},
+      %m2: !transform.param<i64> {transform.readonly}, %n2: !transform.param<i64> {transform.readonly}) {
+    transform.sequence %func : !transform.any_op failures(suppress) {
+    ^bb0(%f: !transform.any_op):
+      transform.sequence %f : !transform.any_op failures(propagate) {
+      ^bb1(%f2: !transform.any_op):
+        %size = transform.param.constant 32 : i64 -> !transform.param<i64>
+        transform.match.param.cmpi eq %n2, %size : !transform.param<i64>
+        %loop = transform.structured.match attributes{"mtune.register_columns"} in %f2 : (!transform.any_op) -> !transform.any_op
+        transform.loop.unroll %loop {factor = 2} : !transform.any_op
+      }
+    }
+    transform.sequence %func : !transform.any_op failures(suppress) {
+    ^bb0(%f: !transform.any_op):
+      transform.sequence %f : !transform.any_op failures(propagate) {
+      ^bb1(%f2: !transform.any_op):
+        %size = transform.param.constant 64 : i64 -> !transform.param<i64>
+        transform.match.param.cmpi eq %n2, %size : !transform.param<i64>
+        %loop = transform.structured.match attributes{"mtune.register_columns"} in %f2 : (!transform.any_op) -> !transform.any_op
+        transform.loop.unroll %loop {factor = 4} : !transform.any_op
+      }
+    }
+    transform.sequence %func : !transform.any_op failures(suppress) {
+    ^bb0(%f: !transform.any_op):
+      transform.sequence %f : !transform.any_op failures(propagate) {
+      ^bb1(%f2: !transform.any_op):
+        %size = transform.param.constant 4 : i64 -> !transform.param<i64>
+        transform.match.param.cmpi eq %m2, %size : !transform.param<i64>
+        %loop = transform.structured.match attributes{"mtune.register_rows"} in %f2 : (!transform.any_op) -> !transform.any_op
+        transform.loop.unroll %loop {factor = 4} : !transform.any_op
+      }
+    }
+    transform.sequence %func : !transform.any_op failures(suppress) {
+    ^bb0(%f: !transform.any_op):
+      transform.sequence %f : !transform.any_op failures(propagate) {
+      ^bb1(%f2: !transform.any_op):
+        %size = transform.param.constant 6 : i64 -> !transform.param<i64>
+        transform.match.param.cmpi eq %m2, %size : !transform.param<i64>
+        %loop = transform.structured.match attributes{"mtune.register_rows"} in %f2 : (!transform.any_op) -> !transform.any_op
+        transform.loop.unroll %loop {factor = 6} : !transform.any_op
+      }
+    }
+    transform.sequence %func : !transform.any_op failures(suppress) {
+    ^bb0(%f: !transform.any_op):
+      transform.sequence %f : !transform.any_op failures(propagate) {
+      ^bb1(%f2: !transform.any_op):
+        %size = transform.param.constant 8 : i64 -> !transform.param<i64>
+        transform.match.param.cmpi eq %m2, %size : !transform.param<i64>
+        %loop = transform.structured.match attributes{"mtune.register_rows"} in %f2 : (!transform.any_op) -> !transform.any_op
+        transform.loop.unroll %loop {factor = 8} : !transform.any_op
+      }
+    }
+    transform.sequence %func : !transform.any_op failures(suppress) {
+    ^bb0(%f: !transform.any_op):
+      transform.sequence %f : !transform.any_op failures(propagate) {
+      ^bb1(%f2: !transform.any_op):
+        %size = transform.param.constant 10 : i64 -> !transform.param<i64>
+        transform.match.param.cmpi eq %m2, %size : !transform.param<i64>
+        %loop = transform.structured.match attributes{"mtune.register_rows"} in %f2 : (!transform.any_op) -> !transform.any_op
+        transform.loop.unroll %loop {factor = 10} : !transform.any_op
+      }
+    }
+    transform.sequence %func : !transform.any_op failures(suppress) {
+    ^bb0(%f: !transform.any_op):
+      transform.sequence %f : !transform.any_op failures(propagate) {
+      ^bb1(%f2: !transform.any_op):
+        %size = transform.param.constant 12 : i64 -> !transform.param<i64>
+        transform.match.param.cmpi eq %m2, %size : !transform.param<i64>
+        %loop = transform.structured.match attributes{"mtune.register_rows"} in %f2 : (!transform.any_op) -> !transform.any_op
+        transform.loop.unroll %loop {factor = 12} : !transform.any_op
+      }
+    }
+    transform.sequence %func : !transform.any_op failures(suppress) {
+    ^bb0(%f: !transform.any_op):
+      transform.sequence %f : !transform.any_op failures(propagate) {
+      ^bb1(%f2: !transform.any_op):
+        %size = transform.param.constant 14 : i64 -> !transform.param<i64>
+        transform.match.param.cmpi eq %m2, %size : !transform.param<i64>
+        %loop = transform.structured.match attributes{"mtune.register_rows"} in %f2 : (!transform.any_op) -> !transform.any_op
+        transform.loop.unroll %loop {factor = 14} : !transform.any_op
+      }
+    }
+    transform.yield
+  }
+}
