@@ -116,6 +116,40 @@ absl::StatusOr<std::unique_ptr<FamilyKernel>> DnnlConvolution(
                 [state] { return Execute(*state); });
 }
 
+// A matmul with bf16 inputs and f32 accumulation (C += A B, C f32): oneDNN's matmul
+// primitive, which picks its own kernel for the CPU (AMX or AVX512-BF16 where there
+// are), on the operands as they lie (the transposed layouts as strides).
+absl::StatusOr<std::unique_ptr<FamilyKernel>> OneDnnBf16Matmul(const strategies::Problem& p,
+                                                               const std::vector<const float*>& in,
+                                                               float* out) {
+  if (!IsMatmul(p.family))
+    return absl::UnimplementedError(absl::StrCat("no bf16 oneDNN baseline for ", p.family));
+  omp_set_num_threads(1);
+  const Dims d(p);
+  const int64_t m = d("m"), n = d("n"), k = d("k");
+  using tag = memory::format_tag;
+  const tag a_tag = p.family == "matmul_transpose_a" ? tag::ba : tag::ab;
+  const tag b_tag = p.family == "matmul_transpose_b" ? tag::ba : tag::ab;
+  auto state = std::make_shared<DnnlState>();
+  const memory::desc a_md({m, k}, memory::data_type::bf16, a_tag);
+  const memory::desc b_md({k, n}, memory::data_type::bf16, b_tag);
+  const memory::desc c_md({m, n}, memory::data_type::f32, tag::ab);
+  dnnl::post_ops accumulate;
+  accumulate.append_sum(1.0f);
+  dnnl::primitive_attr attr;
+  attr.set_post_ops(accumulate);
+  dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, b_md, c_md), attr, state->engine);
+  // The inputs are bf16 data behind the float pointers the harness passes.
+  memory a_mem(a_md, state->engine, const_cast<float*>(in[0]));
+  memory b_mem(b_md, state->engine, const_cast<float*>(in[1]));
+  memory c_mem(c_md, state->engine, out);
+  state->primitive = dnnl::matmul(pd);
+  state->args = {{DNNL_ARG_SRC, a_mem}, {DNNL_ARG_WEIGHTS, b_mem}, {DNNL_ARG_DST, c_mem}};
+  state->keep = {a_mem, b_mem, c_mem};
+  return MakeFunctionKernel(absl::StrCat("matmul bf16 ", pd.impl_info_str()),
+                            [state] { return Execute(*state); });
+}
+
 absl::StatusOr<std::unique_ptr<FamilyKernel>> MakeOneDnn(const strategies::Problem& p,
                                                          const std::vector<const float*>& in,
                                                          float* out,
@@ -384,9 +418,13 @@ std::string_view FamilyLibraryName(FamilyLibrary library) {
 absl::StatusOr<std::unique_ptr<FamilyKernel>> MakeFamilyKernel(
     FamilyLibrary library, const strategies::Problem& problem,
     const std::vector<const float*>& inputs, float* output, const FamilyBaselineOptions& options) {
-  if (problem.element_type != "f32")
-    return absl::InvalidArgumentError(absl::StrCat(
-        "baselines are f32 only; ", problem.Key(), " has element type ", problem.element_type));
+  const bool bf16 = problem.element_type == "bf16";
+  if (problem.element_type != "f32" && !bf16)
+    return absl::InvalidArgumentError(absl::StrCat("baselines are f32 (and bf16 matmuls for oneDNN) only; ",
+                                                   problem.Key(), " has element type ",
+                                                   problem.element_type));
+  if (bf16 && library != FamilyLibrary::kOneDnn)
+    return absl::UnimplementedError(absl::StrCat("no bf16 ", std::string(FamilyLibraryName(library)), " baseline"));
   if (inputs.size() + 1 != problem.Operands().size())
     return absl::InvalidArgumentError(absl::StrCat(problem.Key(), " takes ",
                                                    problem.Operands().size() - 1, " inputs, got ",
@@ -394,6 +432,7 @@ absl::StatusOr<std::unique_ptr<FamilyKernel>> MakeFamilyKernel(
   // Eigen threads only when built with OpenMP (this library is, for oneDNN's sake).
   Eigen::setNbThreads(1);
   try {
+    if (bf16) return OneDnnBf16Matmul(problem, inputs, output);
     if (library == FamilyLibrary::kOneDnn) return MakeOneDnn(problem, inputs, output, options);
     if (library == FamilyLibrary::kHandWritten) return MakeHandWrittenKernel(problem, inputs, output);
     return MakeEigen(problem, inputs, output);

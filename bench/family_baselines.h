@@ -53,7 +53,9 @@ std::unique_ptr<FamilyKernel> MakeFunctionKernel(std::string description,
 // Prepares `library`'s kernel for `problem` reading `inputs` (one pointer per input
 // operand, in Operands() order and layout) and writing `output`; the buffers must
 // outlive the kernel. Unimplemented when the library has no implementation of the
-// family; InvalidArgument for element types other than f32.
+// family; InvalidArgument for element types other than f32, except bf16 matmuls
+// (A and B bf16, C f32; oneDNN only, Unimplemented for the others). For bf16
+// problems the input pointers point to bf16 data.
 absl::StatusOr<std::unique_ptr<FamilyKernel>> MakeFamilyKernel(
     FamilyLibrary library, const strategies::Problem& problem,
     const std::vector<const float*>& inputs, float* output,

@@ -199,9 +199,13 @@ absl::StatusOr<std::vector<strategies::Problem>> SelectProblems(const std::strin
     if (!problem.ok())
       return absl::InvalidArgumentError(
           absl::StrCat("--problems: '", key, "': ", problem.status().message()));
-    if (problem->element_type != "f32")
+    const bool bf16_matmul = problem->element_type == "bf16" &&
+                             (problem->family == "matmul" || problem->family == "matmul_transpose_a" ||
+                              problem->family == "matmul_transpose_b");
+    if (problem->element_type != "f32" && !bf16_matmul)
       return absl::InvalidArgumentError(absl::StrCat(
-          "--problems: '", key, "': the baselines are f32 only (the issue's figures are f32)"));
+          "--problems: '", key, "': the baselines are f32 only, and bf16 for the matmul layouts "
+          "(oneDNN's matmul; the issue's figures are f32)"));
     if (!wanted_families.empty() && !wanted_families.contains(problem->family)) continue;
     if (!seen.insert(problem->Key()).second) continue;
     selected.push_back(*problem);

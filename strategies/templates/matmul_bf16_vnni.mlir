@@ -34,10 +34,22 @@ module attributes {transform.with_named_sequence} {
   transform.named_sequence @__transform_main(%root: !transform.any_op {transform.consumed})
       attributes {mtune.element_types = ["bf16"], mtune.cpu_features = ["avx512bf16"]} {
     %mm = transform.structured.match ops{["linalg.matmul"]} in %root : (!transform.any_op) -> !transform.any_op
+    // Cache tiles: divisors of n and k (nothing pads), so every tile is whole. The
+    // default is the divisor nearest 256 x 256 (a 128 KiB packed B panel).
     %tn1 = transform.tune.knob<"tile_n1"> = 256 from options = "divisors(n)" -> !transform.param<i64>
     %tk1 = transform.tune.knob<"tile_k1"> = 256 from options = "divisors(k)" -> !transform.param<i64>
+    // The register tile: m2 rows x n2 columns of f32 accumulators (n2/16 zmm per row).
+    // @unroll_register_tile has one case per option.
     %tm2 = transform.tune.knob<"tile_m2"> = 8 from options = [4, 6, 8, 10, 12, 14] -> !transform.param<i64>
     %tn2 = transform.tune.knob<"tile_n2"> = 32 from options = [16, 32, 64] -> !transform.param<i64>
+    // n1 is whole 32-column pieces (the packing copy moves 32 columns of two k rows at
+    // a time) and whole register tiles; k1 is whole k pairs, at least two of them (with
+    // one, the k loop folds away under canonicalization and the handle the
+    // accumulators are hoisted with is lost: the candidate failed to apply); m is whole
+    // register tiles (nothing is peeled). The accumulators, one zmm of B per 16
+    // columns and one broadcast of A fit the 32 zmm registers: (m2 + 1) * n2 / 16
+    // <= 31. The packed B panel (n1 x k1 bf16) takes at most half of this machine
+    // family's 2 MiB L2.
     transform.smt.constrain_params(%tn1, %tk1, %tm2, %tn2)
         : (!transform.param<i64>, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>) -> () {
     ^bb0(%n1: !smt.int, %k1: !smt.int, %m2: !smt.int, %n2: !smt.int):
@@ -51,7 +63,10 @@ module attributes {transform.with_named_sequence} {
       %n1_n2 = smt.int.mod %n1, %n2
       %n2_ok = smt.eq %n1_n2, %zero : !smt.int
       %k1_2 = smt.int.mod %k1, %two
-      %k1_ok = smt.eq %k1_2, %zero : !smt.int
+      %k1_even = smt.eq %k1_2, %zero : !smt.int
+      %four = smt.int.constant 4
+      %k1_pairs = smt.int.cmp ge %k1, %four
+      %k1_ok = smt.and %k1_even, %k1_pairs
       %m_m2 = smt.int.mod %m, %m2
       %m_ok = smt.eq %m_m2, %zero : !smt.int
       %rows = smt.int.add %m2, %one
@@ -75,9 +90,6 @@ module attributes {transform.with_named_sequence} {
     %t2, %l2:3 = transform.structured.tile_using_for %packed tile_sizes [%tm2, %tn2, 1, 0]
       : (!transform.op<"linalg.generic">, !transform.param<i64>, !transform.param<i64>) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
     %f0 = transform.structured.match ops{["func.func"]} in %root : (!transform.any_op) -> !transform.any_op
-    transform.apply_patterns to %f0 {
-      transform.apply_patterns.canonicalization
-    } : !transform.any_op
     transform.include @split_register_tile failures(propagate) (%t2) : (!transform.any_op) -> ()
     transform.include @unroll_register_tile failures(propagate) (%f0, %tm2, %tn2)
       : (!transform.any_op, !transform.param<i64>, !transform.param<i64>) -> ()
