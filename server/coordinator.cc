@@ -12,6 +12,7 @@
 #include "strategies/default_candidate.h"
 #include "strategies/features.h"
 #include "strategies/figure.h"
+#include "strategies/space_audit.h"
 #include "strategies/template_library.h"
 
 namespace mtune::server {
@@ -164,6 +165,18 @@ absl::StatusOr<std::unique_ptr<Coordinator::JobRun>> Coordinator::PlanJob(
                           absl::StrCat("template ", tpl->name, " for ", problem->Key(), ": ",
                                        instantiator.status().message()));
     const strategies::KnobSpace* knobs = &instantiator->space();
+    // A space whose constraints no candidate satisfies (a template for some shapes
+    // only, e.g. matmul_bf16_vnni's m that no register tile divides) is refused here
+    // rather than queued as a job that can only fail. Counted only without a default
+    // candidate, which most problems have.
+    if (!strategies::DefaultCandidate(*knobs).has_value()) {
+      const strategies::CandidateCount count = strategies::CountCandidates(*knobs);
+      if (count.exact && count.valid == 0)
+        return absl::InvalidArgumentError(absl::StrCat(
+            "template ", tpl->name, " has no valid candidate for ", problem->Key(), ": none of its ",
+            count.combinations, " combinations of knob options satisfies its constraints (`mtune space --problem ",
+            problem->Key(), " --template ", tpl->name, "` lists them)"));
+    }
 
     auto run = std::make_unique<ProblemRun>();
     run->problem = *problem;

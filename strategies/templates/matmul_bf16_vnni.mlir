@@ -3,9 +3,13 @@
 // both products to one f32 lane. Only for CPUs with avx512bf16 (mtune.cpu_features:
 // workers without it report COMPILE_ERROR for every candidate, since LLVM cannot
 // select the instruction there and would stop the process) and bf16 problems
-// (mtune.element_types). matmul_packed, the default for bf16 too, widens bf16 to f32
-// inside its loop instead: at 512^3 this template's kernels ran 1.36x faster on the
-// Intel Xeon host of session 29 (110.8 against 81.7 GFLOP/s).
+// (mtune.element_types); name it in a job (`--template matmul_bf16_vnni`).
+// matmul_packed, the default for bf16 too, widens bf16 to f32 inside its loop
+// instead. On the Intel Xeon host of sessions 23-30 (AVX512-BF16 and AMX), tuned
+// with 24 model trials each (session 30, `mtune-bench-families --db`, 5 rounds):
+// 256^3, 512^3, 1024^3 and 128x3072x768 ran at 114-121 GFLOP/s, 1.06-1.43x
+// matmul_packed tuned the same way (86-106), and 0.09-0.15x oneDNN, whose bf16
+// matmul uses AMX there (770-1370 GFLOP/s).
 // mtune-family: matmul
 //
 // Level 1 tiles n and k (tile_n1, tile_k1: divisors of n and k), the loop order of a
@@ -22,10 +26,12 @@
 // load (without it, 16 reads of 2 elements: 44.9 against 110 GFLOP/s at 512^3).
 // The inner loop is n2/16 loads, m2 broadcasts and m2 x n2/16 dot products per pair.
 //
-// Shapes: m a multiple of tile_m2, n of 32, k even; nothing pads (padding the whole
-// matmul verified, but the pads ran as scalar copies: 127x255x513 at 41 GFLOP/s
-// against matmul_packed's 79). Other shapes have no valid candidate here; tune them
-// with matmul_packed.
+// Shapes: any m (the rows m % tile_m2 left after the whole register tiles are peeled
+// into a loop of their own, with a register tile of that many rows: rest_m2, derived),
+// n a multiple of 32, k even and at least 4; nothing pads (padding the whole matmul
+// verified in session 29, but the pads ran as scalar copies: 127x255x513 at 41
+// GFLOP/s against matmul_packed's 79). Other shapes have no valid candidate here, and
+// a job for one is refused; tune them with matmul_packed.
 //
 // On that host a loop of vdpbf16ps on registers alone peaks at 123 GFLOP/s, half the
 // f32 FMA peak (246): bf16 through this path cannot pass the f32 kernels there, and
@@ -42,17 +48,21 @@ module attributes {transform.with_named_sequence} {
     // @unroll_register_tile has one case per option.
     %tm2 = transform.tune.knob<"tile_m2"> = 8 from options = [4, 6, 8, 10, 12, 14] -> !transform.param<i64>
     %tn2 = transform.tune.knob<"tile_n2"> = 32 from options = [16, 32, 64] -> !transform.param<i64>
+    // The rows m % m2 left after the whole register tiles, handled by peeling the last
+    // tile off the m2 loop into a loop of its own with a tile of that many rows.
+    // Derived: the constraints solve it.
+    %rest = transform.tune.knob<"rest_m2"> = 0 from options = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13] {mtune.derived} -> !transform.param<i64>
     // n1 is whole 32-column pieces (the packing copy moves 32 columns of two k rows at
     // a time) and whole register tiles; k1 is whole k pairs, at least two of them (with
     // one, the k loop folds away under canonicalization and the handle the
-    // accumulators are hoisted with is lost: the candidate failed to apply); m is whole
-    // register tiles (nothing is peeled). The accumulators, one zmm of B per 16
+    // accumulators are hoisted with is lost: the candidate failed to apply); rest_m2
+    // is what m leaves of whole register tiles. The accumulators, one zmm of B per 16
     // columns and one broadcast of A fit the 32 zmm registers: (m2 + 1) * n2 / 16
     // <= 31. The packed B panel (n1 x k1 bf16) takes at most half of this machine
     // family's 2 MiB L2.
-    transform.smt.constrain_params(%tn1, %tk1, %tm2, %tn2)
-        : (!transform.param<i64>, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>) -> () {
-    ^bb0(%n1: !smt.int, %k1: !smt.int, %m2: !smt.int, %n2: !smt.int):
+    transform.smt.constrain_params(%tn1, %tk1, %tm2, %tn2, %rest)
+        : (!transform.param<i64>, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>) -> () {
+    ^bb0(%n1: !smt.int, %k1: !smt.int, %m2: !smt.int, %n2: !smt.int, %r: !smt.int):
       %m = smt.declare_fun "m" : !smt.int
       %zero = smt.int.constant 0
       %one = smt.int.constant 1
@@ -68,7 +78,7 @@ module attributes {transform.with_named_sequence} {
       %k1_pairs = smt.int.cmp ge %k1, %four
       %k1_ok = smt.and %k1_even, %k1_pairs
       %m_m2 = smt.int.mod %m, %m2
-      %m_ok = smt.eq %m_m2, %zero : !smt.int
+      %m_ok = smt.eq %m_m2, %r : !smt.int
       %rows = smt.int.add %m2, %one
       %regs = smt.int.mul %rows, %n2
       %reg_limit = smt.int.constant 496
@@ -89,14 +99,20 @@ module attributes {transform.with_named_sequence} {
     }
     %t2, %l2:3 = transform.structured.tile_using_for %packed tile_sizes [%tm2, %tn2, 1, 0]
       : (!transform.op<"linalg.generic">, !transform.param<i64>, !transform.param<i64>) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+    // The k-pair loop is found again by this mark after peeling (which clones it for
+    // the rest rows and invalidates the handles inside the m2 loop).
+    transform.annotate %l2#2 "mtune.k_pairs" : !transform.any_op
+    transform.include @peel_if_rest failures(propagate) (%l2#0, %rest) : (!transform.any_op, !transform.param<i64>) -> ()
     %f0 = transform.structured.match ops{["func.func"]} in %root : (!transform.any_op) -> !transform.any_op
-    transform.include @split_register_tile failures(propagate) (%t2) : (!transform.any_op) -> ()
-    transform.include @unroll_register_tile failures(propagate) (%f0, %tm2, %tn2)
-      : (!transform.any_op, !transform.param<i64>, !transform.param<i64>) -> ()
+    %tiles = transform.structured.match ops{["linalg.generic"]} in %f0 : (!transform.any_op) -> !transform.any_op
+    transform.include @split_register_tile failures(propagate) (%tiles) : (!transform.any_op) -> ()
+    transform.include @unroll_register_tile failures(propagate) (%f0, %tm2, %tn2, %rest)
+      : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>) -> ()
     transform.apply_patterns to %f0 {
       transform.apply_patterns.canonicalization
     } : !transform.any_op
-    transform.loop.hoist_loop_invariant_subsets %l2#2 : !transform.any_op
+    %k_loops = transform.structured.match attributes{"mtune.k_pairs"} in %f0 : (!transform.any_op) -> !transform.any_op
+    transform.loop.hoist_loop_invariant_subsets %k_loops : !transform.any_op
     %gens = transform.structured.match ops{["linalg.generic"]} in %f0 : (!transform.any_op) -> !transform.any_op
     transform.structured.vectorize %gens : !transform.any_op
     %tp = transform.structured.match ops{["linalg.transpose"]} in %root : (!transform.any_op) -> !transform.any_op
@@ -112,7 +128,8 @@ module attributes {transform.with_named_sequence} {
       transform.apply_patterns.canonicalization
       transform.apply_patterns.tensor.fold_tensor_subset_ops_into_vector_transfers
     } : !transform.any_op
-    transform.loop.hoist_loop_invariant_subsets %l2#2 : !transform.any_op
+    %k_loops_v = transform.structured.match attributes{"mtune.k_pairs"} in %f : (!transform.any_op) -> !transform.any_op
+    transform.loop.hoist_loop_invariant_subsets %k_loops_v : !transform.any_op
     transform.apply_patterns to %f {
       transform.apply_patterns.x86vector.vector_contract_to_packed_type_dot_product
       transform.apply_patterns.tensor.fold_tensor_subset_ops_into_vector_transfers
@@ -138,27 +155,31 @@ module attributes {transform.with_named_sequence} {
   // interpreter's next handle-invalidation check read freed memory (SIGSEGV in
   // about one compile in ten, from TransformState::recordOpHandleInvalidation).
   transform.named_sequence @split_register_tile(%tile: !transform.any_op {transform.consumed}) {
+    // Each tile (the whole ones' and, when peeled, the rest rows'), one by one.
     %t, %l:2 = transform.structured.tile_using_for %tile tile_sizes [1, 16, 0, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
     transform.annotate %l#0 "mtune.register_rows" : !transform.any_op
     transform.annotate %l#1 "mtune.register_columns" : !transform.any_op
     transform.yield
   }
-  // Unrolls the loops over a register tile's 1 x 16 tiles (marked by their
-  // attributes) fully: the columns first, then the rows. `loop.unroll` unrolls an
-  // scf.for only by a factor that divides its trip count (a larger one leaves it as
-  // it is), and the factor is an attribute, so there is one case per tile size; each
-  // case is a sequence that propagates a failed size check, inside one that
-  // suppresses it. A 16-column tile has one column: its loop folds away.
+  // Unrolls the loops over the 1 x 16 tiles of each register tile (marked by their
+  // attributes) fully: the columns first, then the rows of the peeled rest tile (the
+  // second rows loop, after the whole tiles'), then the whole tiles' rows.
+  // `loop.unroll` unrolls an scf.for only by a factor that divides its trip count (a
+  // larger one leaves it as it is), and the factor is an attribute, so there is one
+  // case per size; each case is a sequence that propagates a failed size check,
+  // inside one that suppresses it. A 16-column tile has one column: its loop folds
+  // away.
   transform.named_sequence @unroll_register_tile(%func: !transform.any_op {transform.readonly},
-      %m2: !transform.param<i64> {transform.readonly}, %n2: !transform.param<i64> {transform.readonly}) {
+      %m2: !transform.param<i64> {transform.readonly}, %n2: !transform.param<i64> {transform.readonly},
+      %rest: !transform.param<i64> {transform.readonly}) {
     transform.sequence %func : !transform.any_op failures(suppress) {
     ^bb0(%f: !transform.any_op):
       transform.sequence %f : !transform.any_op failures(propagate) {
       ^bb1(%f2: !transform.any_op):
         %size = transform.param.constant 32 : i64 -> !transform.param<i64>
         transform.match.param.cmpi eq %n2, %size : !transform.param<i64>
-        %loop = transform.structured.match attributes{"mtune.register_columns"} in %f2 : (!transform.any_op) -> !transform.any_op
-        transform.loop.unroll %loop {factor = 2} : !transform.any_op
+        %loops = transform.structured.match attributes{"mtune.register_columns"} in %f2 : (!transform.any_op) -> !transform.any_op
+        transform.loop.unroll %loops {factor = 2} : !transform.any_op
       }
     }
     transform.sequence %func : !transform.any_op failures(suppress) {
@@ -167,8 +188,151 @@ module attributes {transform.with_named_sequence} {
       ^bb1(%f2: !transform.any_op):
         %size = transform.param.constant 64 : i64 -> !transform.param<i64>
         transform.match.param.cmpi eq %n2, %size : !transform.param<i64>
-        %loop = transform.structured.match attributes{"mtune.register_columns"} in %f2 : (!transform.any_op) -> !transform.any_op
-        transform.loop.unroll %loop {factor = 4} : !transform.any_op
+        %loops = transform.structured.match attributes{"mtune.register_columns"} in %f2 : (!transform.any_op) -> !transform.any_op
+        transform.loop.unroll %loops {factor = 4} : !transform.any_op
+      }
+    }
+    transform.sequence %func : !transform.any_op failures(suppress) {
+    ^bb0(%f: !transform.any_op):
+      transform.sequence %f : !transform.any_op failures(propagate) {
+      ^bb1(%f2: !transform.any_op):
+        %size = transform.param.constant 1 : i64 -> !transform.param<i64>
+        transform.match.param.cmpi eq %rest, %size : !transform.param<i64>
+        %loops = transform.structured.match attributes{"mtune.register_rows"} in %f2 : (!transform.any_op) -> !transform.any_op
+        %whole, %last = transform.split_handle %loops : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+        transform.loop.unroll %last {factor = 1} : !transform.any_op
+      }
+    }
+    transform.sequence %func : !transform.any_op failures(suppress) {
+    ^bb0(%f: !transform.any_op):
+      transform.sequence %f : !transform.any_op failures(propagate) {
+      ^bb1(%f2: !transform.any_op):
+        %size = transform.param.constant 2 : i64 -> !transform.param<i64>
+        transform.match.param.cmpi eq %rest, %size : !transform.param<i64>
+        %loops = transform.structured.match attributes{"mtune.register_rows"} in %f2 : (!transform.any_op) -> !transform.any_op
+        %whole, %last = transform.split_handle %loops : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+        transform.loop.unroll %last {factor = 2} : !transform.any_op
+      }
+    }
+    transform.sequence %func : !transform.any_op failures(suppress) {
+    ^bb0(%f: !transform.any_op):
+      transform.sequence %f : !transform.any_op failures(propagate) {
+      ^bb1(%f2: !transform.any_op):
+        %size = transform.param.constant 3 : i64 -> !transform.param<i64>
+        transform.match.param.cmpi eq %rest, %size : !transform.param<i64>
+        %loops = transform.structured.match attributes{"mtune.register_rows"} in %f2 : (!transform.any_op) -> !transform.any_op
+        %whole, %last = transform.split_handle %loops : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+        transform.loop.unroll %last {factor = 3} : !transform.any_op
+      }
+    }
+    transform.sequence %func : !transform.any_op failures(suppress) {
+    ^bb0(%f: !transform.any_op):
+      transform.sequence %f : !transform.any_op failures(propagate) {
+      ^bb1(%f2: !transform.any_op):
+        %size = transform.param.constant 4 : i64 -> !transform.param<i64>
+        transform.match.param.cmpi eq %rest, %size : !transform.param<i64>
+        %loops = transform.structured.match attributes{"mtune.register_rows"} in %f2 : (!transform.any_op) -> !transform.any_op
+        %whole, %last = transform.split_handle %loops : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+        transform.loop.unroll %last {factor = 4} : !transform.any_op
+      }
+    }
+    transform.sequence %func : !transform.any_op failures(suppress) {
+    ^bb0(%f: !transform.any_op):
+      transform.sequence %f : !transform.any_op failures(propagate) {
+      ^bb1(%f2: !transform.any_op):
+        %size = transform.param.constant 5 : i64 -> !transform.param<i64>
+        transform.match.param.cmpi eq %rest, %size : !transform.param<i64>
+        %loops = transform.structured.match attributes{"mtune.register_rows"} in %f2 : (!transform.any_op) -> !transform.any_op
+        %whole, %last = transform.split_handle %loops : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+        transform.loop.unroll %last {factor = 5} : !transform.any_op
+      }
+    }
+    transform.sequence %func : !transform.any_op failures(suppress) {
+    ^bb0(%f: !transform.any_op):
+      transform.sequence %f : !transform.any_op failures(propagate) {
+      ^bb1(%f2: !transform.any_op):
+        %size = transform.param.constant 6 : i64 -> !transform.param<i64>
+        transform.match.param.cmpi eq %rest, %size : !transform.param<i64>
+        %loops = transform.structured.match attributes{"mtune.register_rows"} in %f2 : (!transform.any_op) -> !transform.any_op
+        %whole, %last = transform.split_handle %loops : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+        transform.loop.unroll %last {factor = 6} : !transform.any_op
+      }
+    }
+    transform.sequence %func : !transform.any_op failures(suppress) {
+    ^bb0(%f: !transform.any_op):
+      transform.sequence %f : !transform.any_op failures(propagate) {
+      ^bb1(%f2: !transform.any_op):
+        %size = transform.param.constant 7 : i64 -> !transform.param<i64>
+        transform.match.param.cmpi eq %rest, %size : !transform.param<i64>
+        %loops = transform.structured.match attributes{"mtune.register_rows"} in %f2 : (!transform.any_op) -> !transform.any_op
+        %whole, %last = transform.split_handle %loops : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+        transform.loop.unroll %last {factor = 7} : !transform.any_op
+      }
+    }
+    transform.sequence %func : !transform.any_op failures(suppress) {
+    ^bb0(%f: !transform.any_op):
+      transform.sequence %f : !transform.any_op failures(propagate) {
+      ^bb1(%f2: !transform.any_op):
+        %size = transform.param.constant 8 : i64 -> !transform.param<i64>
+        transform.match.param.cmpi eq %rest, %size : !transform.param<i64>
+        %loops = transform.structured.match attributes{"mtune.register_rows"} in %f2 : (!transform.any_op) -> !transform.any_op
+        %whole, %last = transform.split_handle %loops : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+        transform.loop.unroll %last {factor = 8} : !transform.any_op
+      }
+    }
+    transform.sequence %func : !transform.any_op failures(suppress) {
+    ^bb0(%f: !transform.any_op):
+      transform.sequence %f : !transform.any_op failures(propagate) {
+      ^bb1(%f2: !transform.any_op):
+        %size = transform.param.constant 9 : i64 -> !transform.param<i64>
+        transform.match.param.cmpi eq %rest, %size : !transform.param<i64>
+        %loops = transform.structured.match attributes{"mtune.register_rows"} in %f2 : (!transform.any_op) -> !transform.any_op
+        %whole, %last = transform.split_handle %loops : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+        transform.loop.unroll %last {factor = 9} : !transform.any_op
+      }
+    }
+    transform.sequence %func : !transform.any_op failures(suppress) {
+    ^bb0(%f: !transform.any_op):
+      transform.sequence %f : !transform.any_op failures(propagate) {
+      ^bb1(%f2: !transform.any_op):
+        %size = transform.param.constant 10 : i64 -> !transform.param<i64>
+        transform.match.param.cmpi eq %rest, %size : !transform.param<i64>
+        %loops = transform.structured.match attributes{"mtune.register_rows"} in %f2 : (!transform.any_op) -> !transform.any_op
+        %whole, %last = transform.split_handle %loops : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+        transform.loop.unroll %last {factor = 10} : !transform.any_op
+      }
+    }
+    transform.sequence %func : !transform.any_op failures(suppress) {
+    ^bb0(%f: !transform.any_op):
+      transform.sequence %f : !transform.any_op failures(propagate) {
+      ^bb1(%f2: !transform.any_op):
+        %size = transform.param.constant 11 : i64 -> !transform.param<i64>
+        transform.match.param.cmpi eq %rest, %size : !transform.param<i64>
+        %loops = transform.structured.match attributes{"mtune.register_rows"} in %f2 : (!transform.any_op) -> !transform.any_op
+        %whole, %last = transform.split_handle %loops : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+        transform.loop.unroll %last {factor = 11} : !transform.any_op
+      }
+    }
+    transform.sequence %func : !transform.any_op failures(suppress) {
+    ^bb0(%f: !transform.any_op):
+      transform.sequence %f : !transform.any_op failures(propagate) {
+      ^bb1(%f2: !transform.any_op):
+        %size = transform.param.constant 12 : i64 -> !transform.param<i64>
+        transform.match.param.cmpi eq %rest, %size : !transform.param<i64>
+        %loops = transform.structured.match attributes{"mtune.register_rows"} in %f2 : (!transform.any_op) -> !transform.any_op
+        %whole, %last = transform.split_handle %loops : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+        transform.loop.unroll %last {factor = 12} : !transform.any_op
+      }
+    }
+    transform.sequence %func : !transform.any_op failures(suppress) {
+    ^bb0(%f: !transform.any_op):
+      transform.sequence %f : !transform.any_op failures(propagate) {
+      ^bb1(%f2: !transform.any_op):
+        %size = transform.param.constant 13 : i64 -> !transform.param<i64>
+        transform.match.param.cmpi eq %rest, %size : !transform.param<i64>
+        %loops = transform.structured.match attributes{"mtune.register_rows"} in %f2 : (!transform.any_op) -> !transform.any_op
+        %whole, %last = transform.split_handle %loops : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+        transform.loop.unroll %last {factor = 13} : !transform.any_op
       }
     }
     transform.sequence %func : !transform.any_op failures(suppress) {
@@ -177,8 +341,8 @@ module attributes {transform.with_named_sequence} {
       ^bb1(%f2: !transform.any_op):
         %size = transform.param.constant 4 : i64 -> !transform.param<i64>
         transform.match.param.cmpi eq %m2, %size : !transform.param<i64>
-        %loop = transform.structured.match attributes{"mtune.register_rows"} in %f2 : (!transform.any_op) -> !transform.any_op
-        transform.loop.unroll %loop {factor = 4} : !transform.any_op
+        %loops = transform.structured.match attributes{"mtune.register_rows"} in %f2 : (!transform.any_op) -> !transform.any_op
+        transform.loop.unroll %loops {factor = 4} : !transform.any_op
       }
     }
     transform.sequence %func : !transform.any_op failures(suppress) {
@@ -187,8 +351,8 @@ module attributes {transform.with_named_sequence} {
       ^bb1(%f2: !transform.any_op):
         %size = transform.param.constant 6 : i64 -> !transform.param<i64>
         transform.match.param.cmpi eq %m2, %size : !transform.param<i64>
-        %loop = transform.structured.match attributes{"mtune.register_rows"} in %f2 : (!transform.any_op) -> !transform.any_op
-        transform.loop.unroll %loop {factor = 6} : !transform.any_op
+        %loops = transform.structured.match attributes{"mtune.register_rows"} in %f2 : (!transform.any_op) -> !transform.any_op
+        transform.loop.unroll %loops {factor = 6} : !transform.any_op
       }
     }
     transform.sequence %func : !transform.any_op failures(suppress) {
@@ -197,8 +361,8 @@ module attributes {transform.with_named_sequence} {
       ^bb1(%f2: !transform.any_op):
         %size = transform.param.constant 8 : i64 -> !transform.param<i64>
         transform.match.param.cmpi eq %m2, %size : !transform.param<i64>
-        %loop = transform.structured.match attributes{"mtune.register_rows"} in %f2 : (!transform.any_op) -> !transform.any_op
-        transform.loop.unroll %loop {factor = 8} : !transform.any_op
+        %loops = transform.structured.match attributes{"mtune.register_rows"} in %f2 : (!transform.any_op) -> !transform.any_op
+        transform.loop.unroll %loops {factor = 8} : !transform.any_op
       }
     }
     transform.sequence %func : !transform.any_op failures(suppress) {
@@ -207,8 +371,8 @@ module attributes {transform.with_named_sequence} {
       ^bb1(%f2: !transform.any_op):
         %size = transform.param.constant 10 : i64 -> !transform.param<i64>
         transform.match.param.cmpi eq %m2, %size : !transform.param<i64>
-        %loop = transform.structured.match attributes{"mtune.register_rows"} in %f2 : (!transform.any_op) -> !transform.any_op
-        transform.loop.unroll %loop {factor = 10} : !transform.any_op
+        %loops = transform.structured.match attributes{"mtune.register_rows"} in %f2 : (!transform.any_op) -> !transform.any_op
+        transform.loop.unroll %loops {factor = 10} : !transform.any_op
       }
     }
     transform.sequence %func : !transform.any_op failures(suppress) {
@@ -217,8 +381,8 @@ module attributes {transform.with_named_sequence} {
       ^bb1(%f2: !transform.any_op):
         %size = transform.param.constant 12 : i64 -> !transform.param<i64>
         transform.match.param.cmpi eq %m2, %size : !transform.param<i64>
-        %loop = transform.structured.match attributes{"mtune.register_rows"} in %f2 : (!transform.any_op) -> !transform.any_op
-        transform.loop.unroll %loop {factor = 12} : !transform.any_op
+        %loops = transform.structured.match attributes{"mtune.register_rows"} in %f2 : (!transform.any_op) -> !transform.any_op
+        transform.loop.unroll %loops {factor = 12} : !transform.any_op
       }
     }
     transform.sequence %func : !transform.any_op failures(suppress) {
@@ -227,8 +391,24 @@ module attributes {transform.with_named_sequence} {
       ^bb1(%f2: !transform.any_op):
         %size = transform.param.constant 14 : i64 -> !transform.param<i64>
         transform.match.param.cmpi eq %m2, %size : !transform.param<i64>
-        %loop = transform.structured.match attributes{"mtune.register_rows"} in %f2 : (!transform.any_op) -> !transform.any_op
-        transform.loop.unroll %loop {factor = 14} : !transform.any_op
+        %loops = transform.structured.match attributes{"mtune.register_rows"} in %f2 : (!transform.any_op) -> !transform.any_op
+        transform.loop.unroll %loops {factor = 14} : !transform.any_op
+      }
+    }
+    transform.yield
+  }
+  // rest_m2 > 0: peels the rest rows off the m2 loop (`loop.peel` fails on a loop its
+  // step divides, hence the check), as matmul_packed's @peel_if.
+  transform.named_sequence @peel_if_rest(%loop: !transform.any_op {transform.readonly},
+      %rest: !transform.param<i64> {transform.readonly}) {
+    %zero = transform.param.constant 0 : i64 -> !transform.param<i64>
+    transform.sequence %loop : !transform.any_op failures(suppress) {
+    ^bb0(%l: !transform.any_op):
+      transform.sequence %l : !transform.any_op failures(propagate) {
+      ^bb1(%l2: !transform.any_op):
+        transform.match.param.cmpi ne %rest, %zero : !transform.param<i64>
+        %for = transform.cast %l2 : !transform.any_op to !transform.op<"scf.for">
+        %main, %rest_loop = transform.loop.peel %for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
       }
     }
     transform.yield
