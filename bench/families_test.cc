@@ -255,5 +255,34 @@ TEST(BenchFamilies, RoundsCycleThroughCopiesOfTheOperands) {
   ExpectRefused(dir, "--operand-sets", "0", "--operand-sets");
 }
 
+// bf16 matmuls are compared with oneDNN's bf16 matmul primitive (in both stored
+// layouts of A here), verified like every baseline, and left out of the goals,
+// which are about f32.
+TEST(BenchFamilies, Bf16MatmulsAreComparedWithOneDnnButNotCountedInTheGoals) {
+  const std::string dir = testing::MakeTempDir("bench_families_bf16");
+  const std::string json_path = dir + "/out.json";
+  const BenchRun run = RunBenchFamilies(
+      {"--problems", "matmul:m=17,n=32,k=10:bf16,matmul_transpose_a:m=9,n=16,k=6:bf16", "--trials", "0",
+       "--rounds", "1", "--min-time", "0.003", "--quick-calibration", "--cpu", "-1", "--json", json_path},
+      dir + "/log.txt", 240);
+  ASSERT_EQ(run.exit_code, 0) << run.log;
+  const nlohmann::json root = nlohmann::json::parse(testing::ReadFile(json_path));
+  ASSERT_EQ(root["problems"].size(), 2u);
+  for (const nlohmann::json& row : root["problems"]) {
+    SCOPED_TRACE(row["problem"].get<std::string>());
+    EXPECT_EQ(row["implementations"]["mtune"]["status"], "ok") << row.dump();
+    EXPECT_EQ(row["implementations"]["eigen"]["status"], "n/a") << row.dump();
+    // oneDNN computes bf16 on AVX-512 CPUs (with AMX or AVX512-BF16 where there are,
+    // by conversion to f32 elsewhere).
+    if (__builtin_cpu_supports("avx512f")) {
+      const nlohmann::json& dnn = row["implementations"]["onednn"];
+      EXPECT_TRUE(dnn["verified"].get<bool>()) << dnn.dump();
+      EXPECT_THAT(dnn["detail"].get<std::string>(), HasSubstr("matmul bf16"));
+    }
+  }
+  for (const nlohmann::json& goal : root["goals"]) EXPECT_EQ(goal["verdict"], "n/a") << goal.dump();
+  EXPECT_THAT(run.log, HasSubstr("f32 rows only"));
+}
+
 }  // namespace
 }  // namespace mtune::bench

@@ -121,6 +121,8 @@ INSTANTIATE_TEST_SUITE_P(
         // pad copied C back explicitly.
         Case{"matmul:m=100,n=128,k=512:f32", 0}, Case{"matmul_transpose_a:m=7,n=9,k=13:f32", 0},
         Case{"matmul_transpose_b:m=7,n=9,k=13:f32", 0},
+        // k = 6: one register tile covers k, so no loop is around the contraction.
+        Case{"matmul_transpose_a:m=9,n=16,k=6:f32", 0},
         Case{"batch_matmul:b=3,m=37,n=45,k=67:f32", 2}, Case{"batch_matmul:b=2,m=5,n=6,k=7:f64", 1},
         Case{"conv_1d_nwc_wcf:n=2,w=37,c=5,kw=3,f=37,sw=2,dw=2:f32", 2},
         Case{"conv_1d_nwc_wcf:n=1,w=19,c=33,kw=2,f=9,sw=1,dw=1:f64", 1},
