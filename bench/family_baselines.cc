@@ -116,6 +116,26 @@ absl::StatusOr<std::unique_ptr<FamilyKernel>> DnnlConvolution(
                 [state] { return Execute(*state); });
 }
 
+// oneDNN's matmul primitive computing C += A B (a sum post-op, as the linalg ops
+// accumulate) on the caller's buffers, described by `label` and the kernel it picked.
+std::unique_ptr<FamilyKernel> DnnlAccumulatingMatmul(const memory::desc& a_md, const memory::desc& b_md,
+                                                     const memory::desc& c_md, const float* a,
+                                                     const float* b, float* c, absl::string_view label) {
+  auto state = std::make_shared<DnnlState>();
+  dnnl::post_ops accumulate;
+  accumulate.append_sum(1.0f);
+  dnnl::primitive_attr attr;
+  attr.set_post_ops(accumulate);
+  dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, b_md, c_md), attr, state->engine);
+  memory a_mem(a_md, state->engine, const_cast<float*>(a));
+  memory b_mem(b_md, state->engine, const_cast<float*>(b));
+  memory c_mem(c_md, state->engine, c);
+  state->primitive = dnnl::matmul(pd);
+  state->args = {{DNNL_ARG_SRC, a_mem}, {DNNL_ARG_WEIGHTS, b_mem}, {DNNL_ARG_DST, c_mem}};
+  state->keep = {a_mem, b_mem, c_mem};
+  return MakeFunctionKernel(absl::StrCat(label, pd.impl_info_str()), [state] { return Execute(*state); });
+}
+
 // A matmul with bf16 inputs and f32 accumulation (C += A B, C f32): oneDNN's matmul
 // primitive, which picks its own kernel for the CPU (AMX or AVX512-BF16 where there
 // are), on the operands as they lie (the transposed layouts as strides).
@@ -130,24 +150,11 @@ absl::StatusOr<std::unique_ptr<FamilyKernel>> OneDnnBf16Matmul(const strategies:
   using tag = memory::format_tag;
   const tag a_tag = p.family == "matmul_transpose_a" ? tag::ba : tag::ab;
   const tag b_tag = p.family == "matmul_transpose_b" ? tag::ba : tag::ab;
-  auto state = std::make_shared<DnnlState>();
-  const memory::desc a_md({m, k}, memory::data_type::bf16, a_tag);
-  const memory::desc b_md({k, n}, memory::data_type::bf16, b_tag);
-  const memory::desc c_md({m, n}, memory::data_type::f32, tag::ab);
-  dnnl::post_ops accumulate;
-  accumulate.append_sum(1.0f);
-  dnnl::primitive_attr attr;
-  attr.set_post_ops(accumulate);
-  dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, b_md, c_md), attr, state->engine);
   // The inputs are bf16 data behind the float pointers the harness passes.
-  memory a_mem(a_md, state->engine, const_cast<float*>(in[0]));
-  memory b_mem(b_md, state->engine, const_cast<float*>(in[1]));
-  memory c_mem(c_md, state->engine, out);
-  state->primitive = dnnl::matmul(pd);
-  state->args = {{DNNL_ARG_SRC, a_mem}, {DNNL_ARG_WEIGHTS, b_mem}, {DNNL_ARG_DST, c_mem}};
-  state->keep = {a_mem, b_mem, c_mem};
-  return MakeFunctionKernel(absl::StrCat("matmul bf16 ", pd.impl_info_str()),
-                            [state] { return Execute(*state); });
+  return DnnlAccumulatingMatmul(memory::desc({m, k}, memory::data_type::bf16, a_tag),
+                                memory::desc({k, n}, memory::data_type::bf16, b_tag),
+                                memory::desc({m, n}, memory::data_type::f32, tag::ab), in[0], in[1], out,
+                                "matmul bf16 ");
 }
 
 absl::StatusOr<std::unique_ptr<FamilyKernel>> MakeOneDnn(const strategies::Problem& p,
@@ -179,21 +186,8 @@ absl::StatusOr<std::unique_ptr<FamilyKernel>> MakeOneDnn(const strategies::Probl
   if (f == "batch_matmul") {
     omp_set_num_threads(1);
     const int64_t b = d("b"), m = d("m"), n = d("n"), k = d("k");
-    auto state = std::make_shared<DnnlState>();
-    const memory::desc a_md = Plain({b, m, k}, tag::abc), b_md = Plain({b, k, n}, tag::abc),
-                       c_md = Plain({b, m, n}, tag::abc);
-    dnnl::post_ops accumulate;
-    accumulate.append_sum(1.0f);
-    dnnl::primitive_attr attr;
-    attr.set_post_ops(accumulate);
-    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, b_md, c_md), attr, state->engine);
-    memory a_mem(a_md, state->engine, const_cast<float*>(in[0]));
-    memory b_mem(b_md, state->engine, const_cast<float*>(in[1]));
-    memory c_mem(c_md, state->engine, out);
-    state->primitive = dnnl::matmul(pd);
-    state->args = {{DNNL_ARG_SRC, a_mem}, {DNNL_ARG_WEIGHTS, b_mem}, {DNNL_ARG_DST, c_mem}};
-    state->keep = {a_mem, b_mem, c_mem};
-    return MakeFunctionKernel(absl::StrCat("matmul ", pd.impl_info_str()), [state] { return Execute(*state); });
+    return DnnlAccumulatingMatmul(Plain({b, m, k}, tag::abc), Plain({b, k, n}, tag::abc),
+                                  Plain({b, m, n}, tag::abc), in[0], in[1], out, "matmul ");
   }
   if (f == "conv_1d_nwc_wcf") {
     const int64_t n = d("n"), w = d("w"), c = d("c"), kw = d("kw"), fo = d("f"), ow = d("ow");

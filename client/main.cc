@@ -11,6 +11,8 @@
 
 #include "CLI/CLI.hpp"
 #include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_format.h"
 #include "client/connection.h"
 #include "client/format.h"
@@ -22,6 +24,7 @@
 #include "search/budget.h"
 #include "search/search.h"
 #include "strategies/problem.h"
+#include "strategies/template_library.h"
 #include "worker/sandbox.h"
 
 namespace {
@@ -356,11 +359,16 @@ int main(int argc, char** argv) {
   if (*families) {
     nlohmann::json list = nlohmann::json::array();
     for (const auto& f : mtune::strategies::Families()) {
+      // Built-in templates a job may name instead of the default (`--template`).
+      std::vector<std::string> others;
+      for (const auto& t : mtune::strategies::BuiltinTemplates())
+        if (t.TunesFamily(f.name) && t.name != f.default_template) others.push_back(t.name);
       list.push_back({{"family", f.name}, {"grammar", f.grammar}, {"example", f.example},
-                      {"default_template", f.default_template}});
+                      {"default_template", f.default_template}, {"other_templates", others}});
       if (!json)
-        printf("%-10s %s\n           e.g. %s (template %s)\n", f.name.c_str(), f.grammar.c_str(),
-               f.example.c_str(), f.default_template.c_str());
+        printf("%-10s %s\n           e.g. %s (template %s%s)\n", f.name.c_str(), f.grammar.c_str(),
+               f.example.c_str(), f.default_template.c_str(),
+               others.empty() ? "" : absl::StrCat("; also ", absl::StrJoin(others, ", ")).c_str());
     }
     if (json) printf("%s\n", list.dump(2).c_str());
     return 0;
