@@ -89,6 +89,8 @@ module attributes {transform.with_named_sequence} {
       %all = smt.and %n1_ok, %n2_ok, %k1_ok, %m_ok, %regs_ok, %panel_ok
       smt.assert %all
     }
+    // Level 1, then k in pairs: A's pack lowers to a view, B's to a pad (of nothing:
+    // k1 is even), a view and the VNNI transpose.
     %t1, %l1:2 = transform.structured.tile_using_for %mm tile_sizes [0, %tn1, %tk1]
       : (!transform.any_op, !transform.param<i64>, !transform.param<i64>) -> (!transform.any_op, !transform.any_op, !transform.any_op)
     %packed = transform.structured.pack %t1 packed_sizes = [0, 0, 2] : (!transform.any_op) -> (!transform.op<"linalg.generic">)
@@ -97,6 +99,7 @@ module attributes {transform.with_named_sequence} {
     ^bb0(%p: !transform.op<"linalg.pack">):
       %pad, %expand, %transpose = transform.structured.lower_pack %p : (!transform.op<"linalg.pack">) -> (!transform.op<"tensor.pad">, !transform.op<"tensor.expand_shape">, !transform.op<"linalg.transpose">)
     }
+    // Level 2: register tiles, one k pair per step of the innermost loop.
     %t2, %l2:3 = transform.structured.tile_using_for %packed tile_sizes [%tm2, %tn2, 1, 0]
       : (!transform.op<"linalg.generic">, !transform.param<i64>, !transform.param<i64>) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
     // The k-pair loop is found again by this mark after peeling (which clones it for
@@ -111,10 +114,13 @@ module attributes {transform.with_named_sequence} {
     transform.apply_patterns to %f0 {
       transform.apply_patterns.canonicalization
     } : !transform.any_op
+    // The 1 x 16 accumulator tiles out of the k loop, as tensor slices first, then
+    // (after vectorization) as vectors.
     %k_loops = transform.structured.match attributes{"mtune.k_pairs"} in %f0 : (!transform.any_op) -> !transform.any_op
     transform.loop.hoist_loop_invariant_subsets %k_loops : !transform.any_op
     %gens = transform.structured.match ops{["linalg.generic"]} in %f0 : (!transform.any_op) -> !transform.any_op
     transform.structured.vectorize %gens : !transform.any_op
+    // The B packing copy, two k rows of 32 columns interleaved at a time.
     %tp = transform.structured.match ops{["linalg.transpose"]} in %root : (!transform.any_op) -> !transform.any_op
     %tpt, %tpl:2 = transform.structured.tile_using_for %tp tile_sizes [1, 32, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
     transform.structured.vectorize %tpt : !transform.any_op
@@ -122,6 +128,8 @@ module attributes {transform.with_named_sequence} {
     transform.apply_patterns to %f {
       transform.apply_patterns.vector.transfer_permutation_patterns
     } : !transform.any_op
+    // Each 1 x 16 tile's multiply-add of widened bf16 becomes a bf16 x bf16 -> f32
+    // vector.contract, which x86vector's pattern below turns into vdpbf16ps.
     transform.apply_patterns to %f {
       transform.apply_patterns.vector.reduction_to_contract
       transform.apply_patterns.vector.fold_arith_extension
@@ -132,9 +140,14 @@ module attributes {transform.with_named_sequence} {
     transform.loop.hoist_loop_invariant_subsets %k_loops_v : !transform.any_op
     transform.apply_patterns to %f {
       transform.apply_patterns.x86vector.vector_contract_to_packed_type_dot_product
+      // The hoisted accumulators' reads and writes go straight to the C tile: left as
+      // slices, one-shot bufferization copied each of the 16 into a buffer of its own
+      // and back around the k loop (16 mallocs, copies and frees per register tile).
       transform.apply_patterns.tensor.fold_tensor_subset_ops_into_vector_transfers
       transform.apply_patterns.canonicalization
     } : !transform.any_op
+    // CSE merges the identical subviews of C that level 1 left, so their copies onto
+    // themselves fold away.
     %b = transform.bufferization.one_shot_bufferize %root {bufferize_function_boundaries = false, memcpy_op = "linalg.copy"} : (!transform.any_op) -> !transform.any_op
     %kf = transform.structured.match ops{["func.func"]} in %b : (!transform.any_op) -> !transform.any_op
     transform.apply_cse to %kf : !transform.any_op
