@@ -172,6 +172,8 @@ INSTANTIATE_TEST_SUITE_P(
         // n = 96 has the cache tiles 32 and 96, k = 34 the even ones 2 and 34.
         // m = 37: whole register tiles and a peeled rest of 37 % m2 rows.
         NamedCase{"matmul_bf16_vnni", "matmul:m=37,n=96,k=34:bf16", 4},
+        // n = 48: 16-column cache tiles and packing steps.
+        NamedCase{"matmul_bf16_vnni", "matmul:m=24,n=48,k=20:bf16", 3},
         NamedCase{"matmul_bf16_vnni", "matmul:m=64,n=64,k=256:bf16", 2}),
     [](const testing::TestParamInfo<NamedCase>& info) {
       return absl::StrCat(info.param.template_name, "_", info.index);
