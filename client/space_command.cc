@@ -27,7 +27,9 @@ absl::StatusOr<nlohmann::json> DescribeSpace(const MeasureRequest& request, bool
     for (const auto& [other, values] : k.only_with) only_with[other] = values;
     knobs.push_back({{"name", k.name},
                      {"options", k.options},
-                     {"default", defaults ? defaults->at(k.name) : k.default_value},
+                     // Without a default candidate: the value as written, even when it
+                     // is no option for this problem (shown as such, not as blank).
+                     {"default", defaults ? defaults->at(k.name) : k.selected},
                      {"alternatives", k.is_alternatives},
                      {"derived", k.derived},
                      {"only_with", only_with}});
