@@ -20,6 +20,7 @@
 #include "mlir/Pass/Pass.h"
 #include "mlir/Tools/Plugins/PassPlugin.h"
 #include "strategies/apply.h"
+#include "strategies/amx_matmul.h"
 #include "strategies/flatten_transfers.h"
 #include "strategies/rotate_tiles.h"
 
@@ -118,5 +119,6 @@ extern "C" LLVM_ATTRIBUTE_WEAK mlir::PassPluginLibraryInfo mlirGetPassPluginInfo
             // transform library needs them in mlir-opt too.
             mtune::strategies::RegisterRotateTilesPass();
             mtune::strategies::RegisterFlattenTransfersPass();
+            mtune::strategies::RegisterVnniMatmulToAmxPass();
           }};
 }

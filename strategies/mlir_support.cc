@@ -7,6 +7,7 @@
 #include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
+#include "strategies/amx_matmul.h"
 #include "strategies/flatten_transfers.h"
 #include "strategies/rotate_tiles.h"
 
@@ -19,6 +20,7 @@ std::unique_ptr<mlir::MLIRContext> MakeMlirContext() {
     // mtune's own passes, which templates run through transform.apply_registered_pass.
     RegisterRotateTilesPass();
     RegisterFlattenTransfersPass();
+    RegisterVnniMatmulToAmxPass();
     return true;
   }();
   (void)passes_registered;

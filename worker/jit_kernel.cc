@@ -2,13 +2,21 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <new>
 #include <vector>
+
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/IR/DiagnosticInfo.h"
+#include "llvm/IR/DiagnosticPrinter.h"
+#include "llvm/IR/LLVMContext.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/TargetParser/Host.h"
@@ -21,6 +29,7 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "mlir/Target/LLVMIR/Export.h"
 #include "strategies/mlir_support.h"
 #include "strategies/template_policy.h"
 #include "strategies/template_requirements.h"
@@ -58,15 +67,31 @@ void* KernelAlignedAlloc(size_t alignment, size_t bytes) {
 // Unrolled transfer lowering keeps allocas out of hot loops (see MLIR22-NOTES);
 // the deallocation pipeline frees the buffers that padding allocates per tile.
 // x86vector ops (a strategy may make AVX512-BF16 dot products, see
-// strategies/templates/matmul_bf16_vnni.mlir) lower with the vector dialect; nothing
-// else changes.
+// strategies/templates/matmul_bf16_vnni.mlir) and AMX ops (matmul_bf16_amx.mlir)
+// lower with the vector dialect. AMX tiles carried through a loop become block
+// arguments of cf branches, whose conversion needs the AMX type conversion:
+// convert-to-llvm restricted to cf and amx has it, where convert-cf-to-llvm fails
+// ("failed to legalize operation 'cf.br'").
 constexpr char kLoweringPipeline[] =
     "buffer-deallocation-pipeline,"
     "func.func(convert-vector-to-scf{full-unroll=true},convert-linalg-to-loops),"
     "expand-strided-metadata,lower-affine,convert-scf-to-cf,"
-    "convert-vector-to-llvm{enable-x86vector=true},finalize-memref-to-llvm,convert-math-to-llvm,"
-    "convert-arith-to-llvm,convert-func-to-llvm,convert-cf-to-llvm,convert-ub-to-llvm,"
+    "convert-vector-to-llvm{enable-x86vector=true enable-amx=true},finalize-memref-to-llvm,"
+    "convert-math-to-llvm,convert-arith-to-llvm,convert-func-to-llvm,"
+    "convert-to-llvm{filter-dialects=cf,amx},convert-ub-to-llvm,"
     "reconcile-unrealized-casts";
+
+// Asks Linux for the AMX tile data state for this process (arch_prctl
+// ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA; Linux 5.16 and later). Idempotent.
+absl::Status RequestAmxState() {
+  constexpr int kArchReqXcompPerm = 0x1023;
+  constexpr int kXfeatureXtiledata = 18;
+  if (syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) != 0)
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the strategy uses AMX tiles, but Linux refused this process the AMX state "
+        "(arch_prctl ARCH_REQ_XCOMP_PERM): ", strerror(errno)));
+  return absl::OkStatus();
+}
 
 void InitializeNativeTargetOnce() {
   static const bool done = [] {
@@ -146,6 +171,13 @@ std::unique_ptr<JitKernel> JitKernel::Compile(const std::string& payload,
     return fail(RESULT_STATUS_COMPILE_ERROR,
                 absl::StrCat("the strategy needs the CPU features ", absl::StrJoin(missing, ", "),
                              " (mtune.cpu_features), which this CPU (", HostCpuName(), ") lacks"));
+  // Linux hands out AMX tile state only to a process that asks for it (the tile data
+  // is too large for every context switch to save); without it, the first tile
+  // instruction raises SIGILL.
+  if (std::find(requirements->cpu_features.begin(), requirements->cpu_features.end(), "amx-tile") !=
+      requirements->cpu_features.end())
+    if (absl::Status granted = RequestAmxState(); !granted.ok())
+      return fail(RESULT_STATUS_COMPILE_ERROR, std::string(granted.message()));
   times->parse_s = Since(start);
 
   start = Clock::now();
@@ -182,7 +214,24 @@ std::unique_ptr<JitKernel> JitKernel::Compile(const std::string& payload,
   auto tm = builder->createTargetMachine();
   if (!tm) return fail(RESULT_STATUS_COMPILE_ERROR, llvm::toString(tm.takeError()));
   auto transformer = mlir::makeOptimizingTransformer(3, 0, tm->get());
+  // LLVM reports some code generation failures as error diagnostics (the register
+  // allocator's "ran out of registers", which AMX tiles can meet: they cannot be
+  // spilled), and without a handler it prints them and exits the process. Captured
+  // instead, and the candidate is a COMPILE_ERROR.
+  auto build_module = [&kernel](mlir::Operation* op, llvm::LLVMContext& llvm_context) {
+    llvm_context.setDiagnosticHandlerCallBack(
+        [](const llvm::DiagnosticInfo* info, void* errors) {
+          if (info->getSeverity() != llvm::DS_Error) return;
+          llvm::raw_string_ostream os(*static_cast<std::string*>(errors));
+          llvm::DiagnosticPrinterRawOStream printer(os);
+          info->print(printer);
+          os << "\n";
+        },
+        &kernel->codegen_errors_);
+    return mlir::translateModuleToLLVMIR(op, llvm_context);
+  };
   mlir::ExecutionEngineOptions options;
+  options.llvmModuleBuilder = build_module;
   options.transformer = transformer;
   options.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
   // No GDB or perf registration: thousands of candidates would leave jitdump files behind.
@@ -208,6 +257,10 @@ std::unique_ptr<JitKernel> JitKernel::Compile(const std::string& payload,
   if (!symbol)
     return fail(RESULT_STATUS_COMPILE_ERROR, "kernel symbol not found: " +
                                                  llvm::toString(symbol.takeError()));
+  // Code is generated on lookup: an error then means the code is not what was asked.
+  if (!kernel->codegen_errors_.empty())
+    return fail(RESULT_STATUS_COMPILE_ERROR,
+                "LLVM's code generation failed: " + kernel->codegen_errors_);
   kernel->fn_ = reinterpret_cast<Fn>(*symbol);
   times->jit_s = Since(start);
   return kernel;

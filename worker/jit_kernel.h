@@ -72,6 +72,9 @@ class JitKernel {
   using Fn = void (*)();
   JitKernel() = default;
   std::unique_ptr<mlir::MLIRContext> context_;
+  // Errors LLVM's code generator reported (it runs inside engine_; declared first,
+  // so it outlives the engine's LLVM context, whose diagnostic handler writes here).
+  std::string codegen_errors_;
   std::unique_ptr<mlir::ExecutionEngine> engine_;
   Fn fn_ = nullptr;
 };
