@@ -174,7 +174,15 @@ INSTANTIATE_TEST_SUITE_P(
         NamedCase{"matmul_bf16_vnni", "matmul:m=37,n=96,k=34:bf16", 4},
         // n = 48: 16-column cache tiles and packing steps.
         NamedCase{"matmul_bf16_vnni", "matmul:m=24,n=48,k=20:bf16", 3},
-        NamedCase{"matmul_bf16_vnni", "matmul:m=64,n=64,k=256:bf16", 2}),
+        NamedCase{"matmul_bf16_vnni", "matmul:m=64,n=64,k=256:bf16", 2},
+        // AMX tiles: 37 rows are whole blocks and rest rows, 17 pairs a whole k step
+        // of 16 and a last one of 1 (tiles of every smaller shape; 8 valid
+        // candidates, whose random draws are rare: 2); 127 rows leave
+        // rests of every size; 9 rows are fewer than one tile.
+        NamedCase{"matmul_bf16_amx", "matmul:m=37,n=96,k=34:bf16", 2},
+        NamedCase{"matmul_bf16_amx", "matmul:m=127,n=256,k=128:bf16", 4},
+        NamedCase{"matmul_bf16_amx", "matmul:m=9,n=48,k=64:bf16", 2},
+        NamedCase{"matmul_bf16_amx", "matmul:m=64,n=64,k=256:bf16", 2}),
     [](const testing::TestParamInfo<NamedCase>& info) {
       return absl::StrCat(info.param.template_name, "_", info.index);
     });
