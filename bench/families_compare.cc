@@ -31,6 +31,7 @@
 #include "strategies/payload.h"
 #include "strategies/problem.h"
 #include "worker/affinity.h"
+#include "worker/amx.h"
 #include "worker/calibration.h"
 #include "worker/jit_kernel.h"
 #include "worker/kernel_operands.h"
@@ -66,11 +67,12 @@ struct Flags {
 constexpr const char* kHandWritten = "handwritten";
 constexpr const char* kImplementations[] = {"mtune", "onednn", "eigen", kHandWritten};
 // The rows' yardsticks, timed in the same rounds as the implementations: the
-// calibration's FMA loop doing a compute-bound row's FLOP count, and its copy loop at
-// a bandwidth-bound row's footprint. That row's %roof divides by the median (start-up
+// calibration's FMA loop doing a compute-bound row's FLOP count (for a bf16 row on a
+// CPU with AMX, its AMX bf16 tile-multiply loop: worker/roofline.h PeakGflopsFor),
+// and its copy loop at a bandwidth-bound row's footprint. That row's %roof divides by the median (start-up
 // calibration figures would set a moment of the VM's wandering clock against medians
 // taken later).
-constexpr const char* kFmaPeak = "fma_peak";
+constexpr const char* kPeak = "peak";
 constexpr const char* kCopy = "copy";
 constexpr const char* kRead = "read";
 constexpr int kRepetitionsPerRound = 3;
@@ -104,10 +106,12 @@ struct ProblemReport {
   // gives the stream bandwidth of the row's own reads and writes (worker/roofline.h
   // StreamGbps), which a reduction (reads only, nearly) is held against.
   double read_gbps_at_footprint = 0;
-  // Compute-bound rows: the FMA peak timed in this row's rounds, GFLOP/s (0: not timed).
-  double fma_peak_gflops = 0;
+  // Compute-bound rows: the peak timed in this row's rounds, GFLOP/s (0: not timed),
+  // of the FMA loop or, where amx_peak, of the AMX bf16 loop.
+  double peak_gflops = 0;
+  bool amx_peak = false;
   // Per-round medians of the yardstick loops (seconds), for ratios paired by round.
-  std::map<int, double> fma_by_round_s, copy_by_round_s, read_by_round_s;
+  std::map<int, double> peak_by_round_s, copy_by_round_s, read_by_round_s;
   double copy_bytes = 0;  // what one run of the copy loop moves
   double read_bytes = 0;  // what one run of the read loop reads
 };
@@ -139,6 +143,7 @@ struct Fixture {
   // Round r times every implementation on sets[r % sets.size()].
   std::vector<OperandSet> sets;
   worker::FmaLoop fma_loop;
+  std::unique_ptr<worker::AmxBf16Loop> amx_loop;  // bf16 rows on a CPU with AMX
 };
 
 const std::vector<worker::TypedBuffer>& BuffersOf(const Fixture& fx, size_t set) {
@@ -353,7 +358,7 @@ std::vector<std::string> TimedNames(const ProblemReport& r) {
     names.push_back(kCopy);
     names.push_back(kRead);
   } else {
-    names.push_back(kFmaPeak);
+    names.push_back(kPeak);
   }
   return names;
 }
@@ -370,7 +375,14 @@ void TimeProblem(const Flags& flags, ProblemReport& report, Fixture& fx) {
     for (const std::string& impl : TimedNames(report)) {
       const std::string name = BenchmarkName(report, round, impl);
       benchmark::internal::Benchmark* registered = nullptr;
-      if (impl == kFmaPeak) {
+      if (impl == kPeak && report.amx_peak) {
+        if (!fx.amx_loop) fx.amx_loop = std::make_unique<worker::AmxBf16Loop>();
+        worker::AmxBf16Loop* loop = fx.amx_loop.get();
+        const double flops = report.problem.Flops();
+        registered = benchmark::RegisterBenchmark(name.c_str(), [loop, flops](benchmark::State& state) {
+          for (auto _ : state) loop->Run(flops);
+        });
+      } else if (impl == kPeak) {
         worker::FmaLoop* loop = &fx.fma_loop;
         // The loop is f32; an f64 FMA does half the lanes, so the row's flops in f64 take
         // as long as twice as many in f32.
@@ -439,9 +451,9 @@ void TimeProblem(const Flags& flags, ProblemReport& report, Fixture& fx) {
         report.impls[impl] = {"error", err->second};
     }
     if (round_medians_s.empty()) continue;
-    if (impl == kFmaPeak) {
-      report.fma_peak_gflops = report.problem.Flops() / Median(round_medians_s) / 1e9;
-      report.fma_by_round_s = std::move(by_round_s);
+    if (impl == kPeak) {
+      report.peak_gflops = report.problem.Flops() / Median(round_medians_s) / 1e9;
+      report.peak_by_round_s = std::move(by_round_s);
       continue;
     }
     if (impl == kCopy) {
@@ -477,7 +489,7 @@ double MtuneOver(const ProblemReport& r, const std::string& impl) {
 // loop did the row's FLOPs (twice as many f32 ones for f64 rows), so the time ratio
 // is the fraction.
 double FractionOfPeak(const ProblemReport& r, const std::string& impl) {
-  return PairedSpeedup(RoundsOf(r, impl), r.fma_by_round_s);
+  return PairedSpeedup(RoundsOf(r, impl), r.peak_by_round_s);
 }
 
 // mtune's GB/s of compulsory bytes over the copy loop's GB/s at the row's footprint,
@@ -514,7 +526,7 @@ double MtuneOverStream(const ProblemReport& r) {
 double MtuneFractionOfRoofline(const ProblemReport& r) {
   if (BandwidthBound(r.problem.family)) {
     if (r.copy_gbps_at_footprint > 0) return MtuneOverStream(r);
-  } else if (r.fma_peak_gflops > 0 && r.roof.bound_gflops >= r.fma_peak_gflops) {
+  } else if (r.peak_gflops > 0 && r.roof.bound_gflops >= r.peak_gflops) {
     return FractionOfPeak(r, "mtune");
   }
   return FractionOfRoofline(r, Figure(r, "mtune"));
@@ -544,7 +556,8 @@ void PrintRow(const ProblemReport& r) {
               FigureCell(r, "eigen").c_str(), Cell(MtuneOver(r, "onednn")).c_str(),
               Cell(MtuneOver(r, "eigen")).c_str(),
               Cell(100 * fraction, "%.1f%%").c_str(), r.roof.level.c_str(),
-              Cell(r.fma_peak_gflops).c_str(), Cell(r.copy_gbps_at_footprint).c_str(),
+              (Cell(r.peak_gflops) + (r.amx_peak && r.peak_gflops > 0 ? "*" : "")).c_str(),
+              Cell(r.copy_gbps_at_footprint).c_str(),
               Cell(r.read_gbps_at_footprint).c_str());
 }
 
@@ -631,8 +644,12 @@ void PrintReport(const Flags& flags, const std::vector<ProblemReport>& reports,
                  const mtune::v1::Calibration& calibration, const std::string& cpu_name) {
   std::printf("\nmtune vs oneDNN and Eigen, f32, one thread on one pinned core (cpu %d, %s)\n",
               flags.cpu, cpu_name.c_str());
-  std::printf("FMA peak: timed beside each GFLOP/s row (column FMA pk); start-up calibration "
-              "(best of 5 short runs) %.2f GFLOP/s; copy bandwidth", calibration.peak_gflops_f32());
+  std::printf("peak: timed beside each GFLOP/s row (column peak): the FMA loop, or for bf16 rows "
+              "on a CPU with AMX the AMX bf16 tile-multiply loop (marked *); start-up "
+              "calibration (best of 5 short runs) FMA %.2f GFLOP/s", calibration.peak_gflops_f32());
+  if (calibration.peak_gflops_amx_bf16() > 0)
+    std::printf(", AMX bf16 %.2f GFLOP/s", calibration.peak_gflops_amx_bf16());
+  std::printf("; copy bandwidth");
   for (const auto& level : calibration.bandwidth())
     std::printf(" %s %.1f GB/s", level.level().c_str(), level.gbps());
   std::printf("\nmtune kernel: %s\n",
@@ -647,7 +664,7 @@ void PrintReport(const Flags& flags, const std::vector<ProblemReport>& reports,
               "ratio within each round\n\n",
               flags.rounds, kRepetitionsPerRound, flags.min_time_s, flags.operand_sets);
   std::printf(kRowFormat, "family", "shape", "unit", "mtune", "oneDNN", "Eigen", "mt/dnn", "mt/eig",
-              "%roof", "level", "FMA pk", "copy@fp", "read@fp");
+              "%roof", "level", "peak", "copy@fp", "read@fp");
   std::vector<std::string> order;
   std::map<std::string, std::vector<const ProblemReport*>> by_family;
   for (const ProblemReport& r : reports) {
@@ -658,7 +675,7 @@ void PrintReport(const Flags& flags, const std::vector<ProblemReport>& reports,
     for (const ProblemReport* r : by_family[family]) PrintRow(*r);
     PrintGeomean(family, by_family[family]);
   }
-  std::printf("\n%%roof: mtune over the FMA peak (GFLOP/s rows, FMA pk) or, for GB/s rows, "
+  std::printf("\n%%roof: mtune over the peak (GFLOP/s rows, peak) or, for GB/s rows, "
               "over the bandwidth of the row's own reads and writes at its footprint, in the "
               "level it fits: reads at the speed of a loop that only reads (read@fp), writes "
               "at what a copy (copy@fp) spends beyond its reads (an output accumulated into "
@@ -710,8 +727,10 @@ absl::Status WriteJson(const Flags& flags, const std::vector<ProblemReport>& rep
   root["cpu"] = flags.cpu;
   root["cpu_name"] = cpu_name;
   // Best of 5 short runs at start-up; compute-bound rows divide by their own
-  // fma_peak_gflops, timed in their rounds.
+  // peak_gflops, timed in their rounds.
   root["calibrated_peak_gflops_f32"] = calibration.peak_gflops_f32();
+  if (calibration.peak_gflops_amx_bf16() > 0)
+    root["calibrated_peak_gflops_amx_bf16"] = calibration.peak_gflops_amx_bf16();
   nlohmann::json levels = nlohmann::json::array();
   for (const auto& level : calibration.bandwidth())
     levels.push_back({{"level", level.level()}, {"gbps", level.gbps()},
@@ -735,7 +754,10 @@ absl::Status WriteJson(const Flags& flags, const std::vector<ProblemReport>& rep
     row["roofline_gflops"] = r.roof.bound_gflops;
     if (r.copy_gbps_at_footprint > 0) row["copy_gbps_at_footprint"] = r.copy_gbps_at_footprint;
     if (r.read_gbps_at_footprint > 0) row["read_gbps_at_footprint"] = r.read_gbps_at_footprint;
-    if (r.fma_peak_gflops > 0) row["fma_peak_gflops"] = r.fma_peak_gflops;
+    if (r.peak_gflops > 0) {
+      row["peak_gflops"] = r.peak_gflops;
+      row["peak_loop"] = r.amx_peak ? "amx_bf16" : "fma_f32";
+    }
     nlohmann::json impls = nlohmann::json::object();
     for (const auto& [name, s] : r.impls) {
       const double figure = Figure(r, name);
@@ -911,6 +933,8 @@ int Run(const Flags& flags) {
   const mtune::v1::Calibration calibration = worker::Calibrate(calibration_options, &notes);
   for (const std::string& note : notes) std::fprintf(stderr, "  calibration: %s\n", note.c_str());
   std::fprintf(stderr, "  FMA peak %.2f GFLOP/s\n", calibration.peak_gflops_f32());
+  if (calibration.peak_gflops_amx_bf16() > 0)
+    std::fprintf(stderr, "  AMX bf16 peak %.2f GFLOP/s\n", calibration.peak_gflops_amx_bf16());
 
   if (absl::Status got = GetMtuneKernels(flags, calibration, reports); !got.ok()) {
     std::fprintf(stderr, "%s\n", got.ToString().c_str());
@@ -930,6 +954,7 @@ int Run(const Flags& flags) {
         wrong_baseline = true;
         std::fprintf(stderr, "  %s gives a wrong result: %s\n", impl, r.impls[impl].detail.c_str());
       }
+    r.amx_peak = r.problem.element_type == "bf16" && calibration.peak_gflops_amx_bf16() > 0;
     TimeProblem(flags, r, fixture);
     // A bandwidth-bound row's roof is the stream of its reads and writes at its
     // footprint, from the copy and read loops timed beside it.
@@ -938,10 +963,10 @@ int Run(const Flags& flags) {
           r.roof, worker::StreamGbps(r.copy_gbps_at_footprint, r.read_gbps_at_footprint, r.problem),
           calibration.peak_gflops_f32(), r.problem.Flops(), r.problem.CompulsoryBytes());
     }
-    if (r.fma_peak_gflops > 0) {
+    if (r.peak_gflops > 0) {
       // The compute roof of this row is the peak timed beside it.
       mtune::v1::Calibration side_by_side = calibration;
-      side_by_side.set_peak_gflops_f32(r.fma_peak_gflops);
+      side_by_side.set_peak_gflops_f32(r.peak_gflops);
       r.roof = worker::ComputeRoofline(side_by_side, r.problem.Flops(), r.problem.CompulsoryBytes(),
                                        r.problem.FootprintBytes());
     }

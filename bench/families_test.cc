@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "bench/family_suite.h"
+#include "worker/amx.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
@@ -180,9 +181,14 @@ TEST(BenchFamilies, TinyRunVerifiesEveryBaselineAndPrintsTheTable) {
       EXPECT_GT(row.value("copy_gbps_at_footprint", 0.0), 0.0);
       EXPECT_GT(row.value("read_gbps_at_footprint", 0.0), 0.0);
     }
-    // Compute-bound rows are set against the FMA peak timed in their own rounds.
-    EXPECT_EQ(row.contains("fma_peak_gflops"), !BandwidthBound(row["family"])) << row.dump();
-    if (row.contains("fma_peak_gflops")) EXPECT_GT(row["fma_peak_gflops"].get<double>(), 0.0);
+    // Compute-bound rows are set against the peak timed in their own rounds: the FMA
+    // loop's, or for bf16 rows on a CPU with AMX the AMX bf16 loop's.
+    EXPECT_EQ(row.contains("peak_gflops"), !BandwidthBound(row["family"])) << row.dump();
+    if (row.contains("peak_gflops")) {
+      EXPECT_GT(row["peak_gflops"].get<double>(), 0.0);
+      const bool amx = std::string(row["problem"]).ends_with(":bf16") && worker::CpuHasAmxBf16();
+      EXPECT_EQ(row["peak_loop"], amx ? "amx_bf16" : "fma_f32") << row.dump();
+    }
     const nlohmann::json& mt = row["implementations"]["mtune"];
     const std::string family = row["family"];
     bool has_template = false;

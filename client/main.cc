@@ -418,6 +418,8 @@ int main(int argc, char** argv) {
       j["error"] = r.error();
       j["compile_s"] = r.compile_s();
       j["peak_gflops"] = outcome->calibration.peak_gflops_f32();
+      if (outcome->calibration.peak_gflops_amx_bf16() > 0)
+        j["peak_gflops_amx_bf16"] = outcome->calibration.peak_gflops_amx_bf16();
       printf("%s\n", j.dump(2).c_str());
     } else {
       printf("candidate %s\n", outcome->candidate.canonical_json().c_str());
@@ -425,11 +427,16 @@ int main(int argc, char** argv) {
              r.error().c_str());
       if (r.status() == mtune::v1::RESULT_STATUS_OK)
         printf("speed     %.1f GFLOP/s, %.1f GB/s, median %s, cv %.1f%%, %u reps\n"
-               "roofline  %s; FMA peak %.1f GFLOP/s\n"
+               "roofline  %s; FMA peak %.1f GFLOP/s%s\n"
                "compile   %.3f s, verify %.3f s, total %.3f s\n",
                r.gflops(), r.gbps(), mtune::client::DurationText(r.timing().median_s()).c_str(),
                r.timing().cv() * 100, r.timing().repetitions(),
                mtune::client::RooflineText(mreq.problem, r).c_str(), outcome->calibration.peak_gflops_f32(),
+               outcome->calibration.peak_gflops_amx_bf16() > 0
+                   ? absl::StrFormat(", AMX bf16 peak %.1f GFLOP/s (bf16 problems' peak)",
+                                     outcome->calibration.peak_gflops_amx_bf16())
+                         .c_str()
+                   : "",
                r.compile_s(), r.verify_s(), r.total_s());
       if (print_script) printf("%s\n", outcome->script.c_str());
     }

@@ -129,9 +129,13 @@ json CalibrationJson(const mtune::v1::Calibration& calibration) {
     if (level.read_gbps() > 0) entry["read_gbps"] = level.read_gbps();
     levels.push_back(std::move(entry));
   }
-  return {{"peak_gflops_f32", calibration.peak_gflops_f32()},
-          {"bandwidth", levels},
-          {"duration_s", calibration.duration_s()}};
+  json out = {{"peak_gflops_f32", calibration.peak_gflops_f32()},
+              {"bandwidth", levels},
+              {"duration_s", calibration.duration_s()}};
+  // Only CPUs with AMX (and a worker of session 31 or later) have it.
+  if (calibration.peak_gflops_amx_bf16() > 0)
+    out["peak_gflops_amx_bf16"] = calibration.peak_gflops_amx_bf16();
+  return out;
 }
 
 json TargetJson(const mtune::v1::Target& target) {

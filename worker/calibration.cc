@@ -16,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/strip.h"
+#include "worker/amx.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -325,16 +326,16 @@ double FmaLoop::Run(double flops) {
   return iters * per_iter;
 }
 
-double MeasurePeakFmaGflops(double total_time_s, int repetitions) {
-  FmaLoop loop;
-  const double flops_per_iter = PickFmaKernel().flops_per_iter;
+// Best-of-`repetitions` throughput of `loop` (FmaLoop, AmxBf16Loop), GFLOP/s.
+// `chunk_flops` is a fraction of a millisecond of its work: chunks keep clock reads
+// out of the timed work.
+template <typename Loop>
+double BestGflops(Loop& loop, double chunk_flops, double total_time_s, int repetitions) {
   repetitions = std::max(repetitions, 1);
   const double repetition_s = std::max(total_time_s, 1e-4) / repetitions;
-  loop.Run((1 << 12) * flops_per_iter);  // Warm-up: wake the vector units to full clock.
+  loop.Run(chunk_flops / 4);  // Warm-up: wake the units to full clock.
   double best = 0.0;
   for (int r = 0; r < repetitions; ++r) {
-    // Chunks of a fraction of a millisecond keep clock reads out of the timed work.
-    const double chunk_flops = (1 << 14) * flops_per_iter;
     double flops = 0;
     const Clock::time_point start = Clock::now();
     double elapsed = 0.0;
@@ -345,6 +346,17 @@ double MeasurePeakFmaGflops(double total_time_s, int repetitions) {
     best = std::max(best, flops / elapsed / 1e9);
   }
   return best;
+}
+
+double MeasurePeakFmaGflops(double total_time_s, int repetitions) {
+  FmaLoop loop;
+  return BestGflops(loop, (1 << 14) * PickFmaKernel().flops_per_iter, total_time_s, repetitions);
+}
+
+double MeasurePeakAmxBf16Gflops(double total_time_s, int repetitions) {
+  AmxBf16Loop loop;
+  // 2^11 iterations of four 16 x 16 x 32 tile multiplies: about 0.03 ms at 4 TFLOP/s.
+  return BestGflops(loop, (1 << 11) * 4 * 16384.0, total_time_s, repetitions);
 }
 
 struct CopyLoop::State {
@@ -445,6 +457,15 @@ mtune::v1::Calibration Calibrate(const CalibrationOptions& options,
   calibration.set_peak_gflops_f32(
       MeasurePeakFmaGflops(options.fma_time_s, options.fma_repetitions));
   notes->push_back(absl::StrCat("FMA peak measured with ", FmaIsa()));
+  if (CpuHasAmxBf16()) {
+    if (absl::Status granted = RequestAmxState(); granted.ok()) {
+      calibration.set_peak_gflops_amx_bf16(
+          MeasurePeakAmxBf16Gflops(options.fma_time_s, options.fma_repetitions));
+      notes->push_back("bf16 matrix peak measured with AMX tdpbf16ps");
+    } else {
+      notes->push_back(absl::StrCat("the CPU has AMX, but no bf16 matrix peak: ", granted.message()));
+    }
+  }
 
   const std::vector<CacheLevel> caches = DetectDataCaches(options.cache_sysfs_dir);
   if (caches.empty()) notes->push_back("no cache sizes found: only DRAM is measured");

@@ -3,6 +3,7 @@
 # Included from worker/CMakeLists.txt.
 add_library(mtune_calibration STATIC
   ${CMAKE_CURRENT_LIST_DIR}/affinity.cc
+  ${CMAKE_CURRENT_LIST_DIR}/amx.cc
   ${CMAKE_CURRENT_LIST_DIR}/calibration.cc
   ${CMAKE_CURRENT_LIST_DIR}/roofline.cc)
 target_link_libraries(mtune_calibration PUBLIC

@@ -44,6 +44,11 @@ std::string FmaIsa();
 // Best-of-`repetitions` f32 FMA throughput of the calling thread, GFLOP/s.
 double MeasurePeakFmaGflops(double total_time_s, int repetitions);
 
+// Best-of-`repetitions` bf16 matrix-multiply throughput of the calling thread on AMX
+// tiles (worker/amx.h AmxBf16Loop), GFLOP/s. Needs CpuHasAmxBf16() and
+// RequestAmxState() granted.
+double MeasurePeakAmxBf16Gflops(double total_time_s, int repetitions);
+
 // The FMA loop the peak is measured with, for callers that time it themselves. The
 // benches time it in the same interleaved rounds, and reduce it to a median the same
 // way, as the kernels they compare: a best-of-N peak taken once at start-up would set

@@ -10,13 +10,16 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "absl/strings/str_join.h"
 #include "worker/affinity.h"
+#include "worker/amx.h"
 #include "worker/roofline.h"
 
 namespace mtune::worker {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 constexpr uint64_t kKiB = 1024;
 constexpr uint64_t kMiB = 1024 * kKiB;
@@ -187,6 +190,52 @@ TEST(Calibration, ShortRunGivesPositiveFiniteFigures) {
   EXPECT_TRUE(cap_noted);
   EXPECT_TRUE(FinitePositive(calibration.duration_s()));
   EXPECT_LT(calibration.duration_s(), 10.0);
+}
+
+// A CPU with AMX gets a bf16 matrix peak (a loop of tdpbf16ps), one without none;
+// either way the calibration says which.
+TEST(Calibration, MeasuresTheAmxBf16PeakWhereTheCpuHasAmx) {
+  CalibrationOptions options;
+  options.fma_time_s = 0.02;
+  options.fma_repetitions = 2;
+  options.copy_time_s = 0.005;
+  options.max_working_set_bytes = 8 * kMiB;
+  options.cache_sysfs_dir = FakeSysfs({{1, "Data", "48K"}}).string();
+  std::vector<std::string> notes;
+  const mtune::v1::Calibration calibration = Calibrate(options, &notes);
+  const std::string all_notes = absl::StrJoin(notes, "\n");
+  if (!CpuHasAmxBf16()) {
+    EXPECT_EQ(calibration.peak_gflops_amx_bf16(), 0.0);
+    EXPECT_THAT(all_notes, Not(HasSubstr("AMX")));
+    GTEST_SKIP() << "this CPU has no AMX bf16";
+  }
+  ASSERT_TRUE(RequestAmxState().ok()) << "the CPU has AMX but Linux refuses its state";
+  EXPECT_TRUE(FinitePositive(calibration.peak_gflops_amx_bf16()));
+  EXPECT_LT(calibration.peak_gflops_amx_bf16(), 1e5) << "one core cannot do 100 TFLOP/s";
+  EXPECT_THAT(all_notes, HasSubstr("bf16 matrix peak measured with AMX tdpbf16ps"));
+}
+
+TEST(AmxBf16Loop, RunsWholeIterationsCoveringTheRequestedFlops) {
+  if (!CpuHasAmxBf16() || !RequestAmxState().ok()) GTEST_SKIP() << "no AMX bf16 here";
+  AmxBf16Loop loop;
+  const double one_iteration = loop.Run(1);
+  EXPECT_EQ(one_iteration, 4 * 16 * 16 * 32 * 2) << "four 16 x 16 x 32 tile multiplies";
+  EXPECT_EQ(loop.Run(2.5 * one_iteration), 3 * one_iteration) << "rounded up to whole iterations";
+}
+
+// bf16 problems are held against the AMX bf16 peak where the calibration has one
+// (what the machine can do for them), other types never.
+TEST(Roofline, Bf16ProblemsTakeTheAmxPeakWhereThereIsOne) {
+  mtune::v1::Calibration calibration = HandMade();
+  auto bf16 = strategies::ParseProblemKey("matmul:m=64,n=64,k=64:bf16");
+  auto f32 = strategies::ParseProblemKey("matmul:m=64,n=64,k=64:f32");
+  auto f64 = strategies::ParseProblemKey("matmul:m=64,n=64,k=64:f64");
+  ASSERT_TRUE(bf16.ok() && f32.ok() && f64.ok());
+  EXPECT_EQ(PeakGflopsFor(calibration, *bf16), 100.0) << "no AMX: bf16 is widened to f32";
+  calibration.set_peak_gflops_amx_bf16(1600.0);
+  EXPECT_EQ(PeakGflopsFor(calibration, *bf16), 1600.0);
+  EXPECT_EQ(PeakGflopsFor(calibration, *f32), 100.0);
+  EXPECT_EQ(PeakGflopsFor(calibration, *f64), 50.0);
 }
 
 TEST(FmaLoop, RunsWholeIterationsCoveringTheRequestedFlops) {

@@ -76,7 +76,11 @@ absl::Status WorkerDaemon::Run() {
   }
   if (!calibrated.ok()) return calibrated.status();
   const mtune::v1::Calibration calibration = *calibrated;
-  Log(name, absl::StrCat("calibrated: f32 FMA peak ", calibration.peak_gflops_f32(), " GFLOP/s"));
+  Log(name, absl::StrCat("calibrated: f32 FMA peak ", calibration.peak_gflops_f32(), " GFLOP/s",
+                         calibration.peak_gflops_amx_bf16() > 0
+                             ? absl::StrCat(", AMX bf16 peak ", calibration.peak_gflops_amx_bf16(),
+                                            " GFLOP/s")
+                             : ""));
   Pipeline pipeline(PipelineOptions{options_.sandbox_argv, options_.sandbox_memory_limit_mib,
                                     options_.prefetch},
                     calibration);

@@ -2,14 +2,9 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cerrno>
 #include <cstdlib>
-#include <cstring>
 #include <new>
 #include <vector>
-
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -34,6 +29,7 @@
 #include "strategies/template_policy.h"
 #include "strategies/template_requirements.h"
 #include "strategies/payload.h"
+#include "worker/amx.h"
 
 namespace mtune::worker {
 namespace {
@@ -80,18 +76,6 @@ constexpr char kLoweringPipeline[] =
     "convert-math-to-llvm,convert-arith-to-llvm,convert-func-to-llvm,"
     "convert-to-llvm{filter-dialects=cf,amx},convert-ub-to-llvm,"
     "reconcile-unrealized-casts";
-
-// Asks Linux for the AMX tile data state for this process (arch_prctl
-// ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA; Linux 5.16 and later). Idempotent.
-absl::Status RequestAmxState() {
-  constexpr int kArchReqXcompPerm = 0x1023;
-  constexpr int kXfeatureXtiledata = 18;
-  if (syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) != 0)
-    return absl::FailedPreconditionError(absl::StrCat(
-        "the strategy uses AMX tiles, but Linux refused this process the AMX state "
-        "(arch_prctl ARCH_REQ_XCOMP_PERM): ", strerror(errno)));
-  return absl::OkStatus();
-}
 
 void InitializeNativeTargetOnce() {
   static const bool done = [] {
@@ -171,13 +155,13 @@ std::unique_ptr<JitKernel> JitKernel::Compile(const std::string& payload,
     return fail(RESULT_STATUS_COMPILE_ERROR,
                 absl::StrCat("the strategy needs the CPU features ", absl::StrJoin(missing, ", "),
                              " (mtune.cpu_features), which this CPU (", HostCpuName(), ") lacks"));
-  // Linux hands out AMX tile state only to a process that asks for it (the tile data
-  // is too large for every context switch to save); without it, the first tile
-  // instruction raises SIGILL.
+  // Linux hands out AMX tile state only to a process that asks for it; without it,
+  // the first tile instruction raises SIGILL.
   if (std::find(requirements->cpu_features.begin(), requirements->cpu_features.end(), "amx-tile") !=
       requirements->cpu_features.end())
     if (absl::Status granted = RequestAmxState(); !granted.ok())
-      return fail(RESULT_STATUS_COMPILE_ERROR, std::string(granted.message()));
+      return fail(RESULT_STATUS_COMPILE_ERROR,
+                  absl::StrCat("the strategy uses AMX tiles, but ", granted.message()));
   times->parse_s = Since(start);
 
   start = Clock::now();

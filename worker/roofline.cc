@@ -44,6 +44,8 @@ double FractionOfRoofline(double achieved_gflops, const RooflinePoint& roofline)
 }
 
 double PeakGflopsFor(const mtune::v1::Calibration& calibration, const strategies::Problem& problem) {
+  if (problem.element_type == "bf16" && calibration.peak_gflops_amx_bf16() > 0)
+    return std::max(calibration.peak_gflops_amx_bf16(), calibration.peak_gflops_f32());
   return problem.AccumulatorType() == "f64" ? calibration.peak_gflops_f32() / 2
                                             : calibration.peak_gflops_f32();
 }

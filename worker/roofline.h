@@ -31,9 +31,11 @@ RooflinePoint ComputeRoofline(const mtune::v1::Calibration& calibration, double 
 // achieved / bound, 0 when the bound is not positive.
 double FractionOfRoofline(double achieved_gflops, const RooflinePoint& roofline);
 
-// The FMA peak that bounds `problem`: the calibration's f32 peak, halved for an f64
+// The peak that bounds `problem`: the calibration's f32 FMA peak, halved for an f64
 // accumulator (an f64 FMA does half the lanes at the same instruction throughput on
-// every x86 vector unit); bf16 inputs are widened and multiplied in f32.
+// every x86 vector unit). bf16 inputs: the AMX bf16 matrix peak where the calibration
+// has one (16 times the f32 peak on this project's Intel host: the machine can do
+// that much, whatever a strategy uses), else the f32 peak (bf16 widened to f32).
 double PeakGflopsFor(const mtune::v1::Calibration& calibration, const strategies::Problem& problem);
 
 // Whether `roofline` (of `flops` against `peak_gflops`) is bounded by bandwidth: a
