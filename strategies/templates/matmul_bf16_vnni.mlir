@@ -9,7 +9,8 @@
 // with 24 model trials each (session 30, `mtune-bench-families --db`, 5 rounds):
 // 256^3, 512^3, 1024^3 and 128x3072x768 ran at 114-121 GFLOP/s, 1.06-1.43x
 // matmul_packed tuned the same way (86-106), and 0.09-0.15x oneDNN, whose bf16
-// matmul uses AMX there (770-1370 GFLOP/s).
+// matmul uses AMX there (770-1370 GFLOP/s). On CPUs with AMX, tune bf16 matmuls with
+// matmul_bf16_amx instead (session 31: 1.10-1.26x oneDNN there).
 // mtune-family: matmul
 //
 // Level 1 tiles n and k (tile_n1, tile_k1: divisors of n and k), the loop order of a
