@@ -157,14 +157,21 @@ TEST(DetectDataCaches, MissingSysfsFallsBackWithoutFailing) {
 
 bool FinitePositive(double x) { return std::isfinite(x) && x > 0; }
 
-TEST(Calibration, ShortRunGivesPositiveFiniteFigures) {
+// A calibration of a fraction of a second over the fake cache levels `caches`.
+CalibrationOptions ShortOptions(const std::vector<std::tuple<int, std::string, std::string>>& caches,
+                                uint64_t max_working_set_bytes) {
   CalibrationOptions options;
   options.fma_time_s = 0.05;
   options.fma_repetitions = 2;
   options.copy_time_s = 0.01;
-  options.max_working_set_bytes = 64 * kMiB;
-  options.cache_sysfs_dir =
-      FakeSysfs({{1, "Data", "48K"}, {2, "Unified", "2048K"}, {3, "Unified", "32M"}}).string();
+  options.max_working_set_bytes = max_working_set_bytes;
+  options.cache_sysfs_dir = FakeSysfs(caches).string();
+  return options;
+}
+
+TEST(Calibration, ShortRunGivesPositiveFiniteFigures) {
+  const CalibrationOptions options = ShortOptions(
+      {{1, "Data", "48K"}, {2, "Unified", "2048K"}, {3, "Unified", "32M"}}, 64 * kMiB);
   std::vector<std::string> notes;
   const mtune::v1::Calibration calibration = Calibrate(options, &notes);
   EXPECT_TRUE(FinitePositive(calibration.peak_gflops_f32()));
@@ -195,12 +202,7 @@ TEST(Calibration, ShortRunGivesPositiveFiniteFigures) {
 // A CPU with AMX gets a bf16 matrix peak (a loop of tdpbf16ps), one without none;
 // either way the calibration says which.
 TEST(Calibration, MeasuresTheAmxBf16PeakWhereTheCpuHasAmx) {
-  CalibrationOptions options;
-  options.fma_time_s = 0.02;
-  options.fma_repetitions = 2;
-  options.copy_time_s = 0.005;
-  options.max_working_set_bytes = 8 * kMiB;
-  options.cache_sysfs_dir = FakeSysfs({{1, "Data", "48K"}}).string();
+  const CalibrationOptions options = ShortOptions({{1, "Data", "48K"}}, 8 * kMiB);
   std::vector<std::string> notes;
   const mtune::v1::Calibration calibration = Calibrate(options, &notes);
   const std::string all_notes = absl::StrJoin(notes, "\n");
