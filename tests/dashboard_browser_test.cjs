@@ -14,7 +14,9 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 
-const PROBLEM = 'matmul:m=64,n=64,k=64:f32';
+// The problem tuned: --problem, default an f32 matmul. A bf16 one (a second ctest)
+// checks the AMX bf16 ceiling too: drawn where the worker's CPU has AMX, not elsewhere.
+let PROBLEM = 'matmul:m=64,n=64,k=64:f32';
 const TRIALS = 8;
 const DEADLINE_MS = 180_000;
 
@@ -22,13 +24,14 @@ function parseArgs(argv) {
   const args = {};
   for (let i = 0; i < argv.length; i += 2) {
     if (!argv[i].startsWith('--') || argv[i + 1] === undefined) {
-      throw new Error(`usage: dashboard_browser_test.cjs --coordinator BIN --worker BIN --cli BIN --chromium PATH --artifacts DIR (bad argument '${argv[i]}')`);
+      throw new Error(`usage: dashboard_browser_test.cjs --coordinator BIN --worker BIN --cli BIN --chromium PATH --artifacts DIR [--problem KEY] (bad argument '${argv[i]}')`);
     }
     args[argv[i].slice(2)] = argv[i + 1];
   }
   for (const name of ['coordinator', 'worker', 'cli', 'chromium', 'artifacts']) {
     if (!args[name]) throw new Error(`missing --${name}`);
   }
+  if (args.problem) PROBLEM = args.problem;
   return args;
 }
 
@@ -198,8 +201,14 @@ async function main() {
       `roofline points ${JSON.stringify(plotted)} differ from the API's GFLOP/s ${JSON.stringify(measured)}`);
     const calibration = detail.targets[best.target_id].calibration;
     const ceilings = roofline.filter((d) => d.kind === 'ceiling');
-    check(ceilings.length === calibration.bandwidth.length + 1,
-      `${ceilings.length} ceilings drawn; ${calibration.bandwidth.length} bandwidth levels + the FMA peak expected`);
+    const amx = PROBLEM.endsWith(':bf16') && calibration.peak_gflops_amx_bf16 > 0;
+    check(ceilings.length === calibration.bandwidth.length + 1 + (amx ? 1 : 0),
+      `${ceilings.length} ceilings drawn; ${calibration.bandwidth.length} bandwidth levels + the FMA peak` +
+      `${amx ? ' + the AMX bf16 peak' : ''} expected`);
+    const amxLine = ceilings.find((d) => d.label.startsWith('AMX peak bf16'));
+    check(amx ? amxLine && amxLine.values.every((v) => v[1] === calibration.peak_gflops_amx_bf16) : !amxLine,
+      amx ? `the AMX bf16 peak line should sit at ${calibration.peak_gflops_amx_bf16} GFLOP/s`
+          : 'no AMX bf16 peak line for this problem and target');
     const reads = roofline.filter((d) => d.kind === 'read_ceiling');
     const withRead = calibration.bandwidth.filter((b) => b.read_gbps > 0);
     check(withRead.length === calibration.bandwidth.length,

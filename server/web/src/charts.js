@@ -84,18 +84,23 @@ export function updateRoofline(chart, detail, results) {
 
   const [targetId, target] = pickTarget(detail);
   const peak = target?.calibration.peak_gflops_f32 ?? 0;
+  // bf16 problems are held against the AMX bf16 peak where the target has one
+  // (worker/roofline.h PeakGflopsFor): drawn as a second ceiling for such jobs.
+  const amxPeak = detail.problem_details.some((p) => p.problem.endsWith(':bf16'))
+    ? target?.calibration.peak_gflops_amx_bf16 ?? 0 : 0;
+  const top = Math.max(peak, amxPeak);
   const levels = target?.calibration.bandwidth.filter((b) => b.gbps > 0) ?? [];
   // The x range spans every ridge point and every problem, with a decade to spare.
   const intensities = detail.problem_details
     .map((p) => p.figures?.arithmetic_intensity).filter((a) => a > 0);
-  const ridges = levels.map((b) => peak / b.gbps).filter((r) => r > 0);
+  const ridges = levels.map((b) => top / b.gbps).filter((r) => r > 0);
   const xmin = Math.min(0.1, ...intensities.map((a) => a / 10), ...ridges.map((r) => r / 10));
   const xmax = Math.max(100, ...intensities.map((a) => a * 10), ...ridges.map((r) => r * 10));
 
   const datasets = [];
   if (target) {
     for (const b of levels) {
-      const ridge = Math.min(peak / b.gbps, xmax);
+      const ridge = Math.min(top / b.gbps, xmax);
       datasets.push({
         mtuneKind: 'ceiling',
         label: `${b.level} ${fixed(b.gbps, 1)} GB/s`,
@@ -106,7 +111,7 @@ export function updateRoofline(chart, detail, results) {
       // Dashed: the level's read bandwidth, the ceiling of a kernel that only reads
       // (a reduction); one that reads and writes lies between the two lines.
       if (b.read_gbps > 0) {
-        const readRidge = Math.min(peak / b.read_gbps, xmax);
+        const readRidge = Math.min(top / b.read_gbps, xmax);
         datasets.push({
           mtuneKind: 'read_ceiling',
           label: `${b.level} read ${fixed(b.read_gbps, 1)} GB/s`,
@@ -116,14 +121,18 @@ export function updateRoofline(chart, detail, results) {
         });
       }
     }
-    const firstRidge = Math.min(xmax, ...levels.map((b) => peak / b.gbps));
-    datasets.push({
-      mtuneKind: 'ceiling',
-      label: `FMA peak f32 ${fixed(peak, 1)} GFLOP/s`,
-      data: [{ x: levels.length ? firstRidge : xmin, y: peak }, { x: xmax, y: peak }],
-      showLine: true, pointRadius: 0, pointHitRadius: 0, borderWidth: 2,
-      borderColor: '#212529', backgroundColor: '#212529',
-    });
+    const peakLine = (value, label, color) => {
+      const firstRidge = Math.min(xmax, ...levels.map((b) => value / b.gbps));
+      datasets.push({
+        mtuneKind: 'ceiling',
+        label: `${label} ${fixed(value, 1)} GFLOP/s`,
+        data: [{ x: levels.length ? firstRidge : xmin, y: value }, { x: xmax, y: value }],
+        showLine: true, pointRadius: 0, pointHitRadius: 0, borderWidth: 2,
+        borderColor: color, backgroundColor: color,
+      });
+    };
+    peakLine(peak, 'FMA peak f32', '#212529');
+    if (amxPeak > 0) peakLine(amxPeak, 'AMX peak bf16', '#862e9c');
   }
   datasets.push({
     mtuneKind: 'candidate',
@@ -145,6 +154,7 @@ export function updateRoofline(chart, detail, results) {
   if (targetId) note.push(`Ceilings of ${targetId}.`);
   else note.push('No calibration yet: ceilings appear with the first result.');
   if ([...types].some((t) => t !== 'f32')) note.push(`The FMA peak is measured for f32; these problems use ${[...types].join(', ')}.`);
+  if (amxPeak > 0) note.push('bf16 problems are held against the AMX bf16 peak.');
   return note.join(' ');
 }
 
