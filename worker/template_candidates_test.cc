@@ -182,7 +182,11 @@ INSTANTIATE_TEST_SUITE_P(
         NamedCase{"matmul_bf16_amx", "matmul:m=37,n=96,k=34:bf16", 2},
         NamedCase{"matmul_bf16_amx", "matmul:m=127,n=256,k=128:bf16", 4},
         NamedCase{"matmul_bf16_amx", "matmul:m=9,n=48,k=64:bf16", 2},
-        NamedCase{"matmul_bf16_amx", "matmul:m=64,n=64,k=256:bf16", 2}),
+        NamedCase{"matmul_bf16_amx", "matmul:m=64,n=64,k=256:bf16", 2},
+        // The transposed layouts: A [k][m] and B [n][k] packs swapped into the VNNI
+        // layouts; 17 pairs leave a partial tile in A's copy (masked).
+        NamedCase{"matmul_bf16_amx", "matmul_transpose_a:m=37,n=96,k=34:bf16", 2},
+        NamedCase{"matmul_bf16_amx", "matmul_transpose_b:m=127,n=256,k=128:bf16", 3}),
     [](const testing::TestParamInfo<NamedCase>& info) {
       return absl::StrCat(info.param.template_name, "_", info.index);
     });

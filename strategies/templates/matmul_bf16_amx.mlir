@@ -4,13 +4,17 @@
 // work of AVX512-BF16's vdpbf16ps. Only for CPUs with AMX (mtune.cpu_features) and
 // bf16 problems (mtune.element_types); name it in a job (`--template
 // matmul_bf16_amx`).
-// mtune-family: matmul
+// mtune-family: matmul, matmul_transpose_a, matmul_transpose_b
 //
 // Level 1 tiles n and k (tile_n1, tile_k1: divisors of n and k), the loop order of
 // a BLAS. Inside, `structured.pack` splits k into pairs: A's tile becomes a view
 // [m][k1/2][2] of itself, B's a copy in the VNNI layout [k1/2][n1][2] (its
-// linalg.transpose, tiled 1 x 16 and vectorized): one copy per cache tile, used by
-// every m row. Level 2 tiles the packed op by m2 rows x n2 columns (the block of
+// linalg.transpose, tiled pack_rows x 16 and vectorized): one copy per cache tile,
+// used by every m row. In the transposed layouts an operand whose pairs lie along its
+// rows' inner dimension with the wrong outer order (A [k][m] of matmul_transpose_a,
+// B [n][k] of matmul_transpose_b; found by the packed dimension, inner_dims_pos) has
+// its pack's outer dimensions swapped (`pack_transpose`), so the op is the same
+// [m][p][2] x [p][n][2] one in every layout; A is then a copy too, per cache tile. Level 2 tiles the packed op by m2 rows x n2 columns (the block of
 // accumulators kept in tile registers); the rows m leaves after whole blocks are
 // peeled into a block of their own (rest_m2, derived). After bufferization mtune's
 // pass `mtune-vnni-matmul-to-amx` (strategies/amx_matmul.h; MLIR 22 has AMX ops
@@ -45,6 +49,10 @@ module attributes {transform.with_named_sequence} {
     // divides n1).
     %tm2 = transform.tune.knob<"tile_m2"> = 32 from options = [16, 32, 48, 64, 80, 96] -> !transform.param<i64>
     %tn2 = transform.tune.knob<"tile_n2"> = 32 from options = [16, 32, 48, 64, 80, 96] -> !transform.param<i64>
+    // Rows of the packing copies' tiles (x 16): one k pair per tile interleaves two
+    // rows of B (best for B [k][n]: 1495 against 854 GFLOP/s at 512^3); 16 moves 16 x
+    // 16 pairs, a transpose of 32-bit pairs (best for B [n][k]: 1199 against 871).
+    %pack_rows = transform.tune.knob<"pack_rows"> = 1 from options = [1, 16] -> !transform.param<i64>
     // The rows m % m2 left after the whole blocks: a block of their own, peeled off
     // the m2 loop. Derived: the constraints solve it.
     %rest = transform.tune.knob<"rest_m2"> = 0 from options = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63, 64, 65, 66, 67, 68, 69, 70, 71, 72, 73, 74, 75, 76, 77, 78, 79, 80, 81, 82, 83, 84, 85, 86, 87, 88, 89, 90, 91, 92, 93, 94, 95] {mtune.derived} -> !transform.param<i64>
@@ -107,7 +115,28 @@ module attributes {transform.with_named_sequence} {
     // k1 is even), a view and the VNNI transpose.
     %t1, %l1:2 = transform.structured.tile_using_for %mm tile_sizes [0, %tn1, %tk1]
       : (!transform.any_op, !transform.param<i64>, !transform.param<i64>) -> (!transform.any_op, !transform.any_op, !transform.any_op)
-    %packed = transform.structured.pack %t1 packed_sizes = [0, 0, 2] : (!transform.any_op) -> (!transform.op<"linalg.generic">)
+    %packed0 = transform.structured.pack %t1 packed_sizes = [0, 0, 2] : (!transform.any_op) -> (!transform.op<"linalg.generic">)
+    // The transposed layouts' packs, swapped to [m][p][2] (A packed along its dimension
+    // 0, k) and [p][n][2] (B packed along its dimension 1, k); in the other layout
+    // these matches are empty and nothing changes.
+    %a_pack = transform.get_producer_of_operand %packed0[0] : (!transform.op<"linalg.generic">) -> !transform.any_op
+    %b_pack = transform.get_producer_of_operand %packed0[1] : (!transform.op<"linalg.generic">) -> !transform.any_op
+    %a_k_outer = transform.structured.match ops{["linalg.pack"]} attributes{inner_dims_pos = array<i64: 0>} in %a_pack : (!transform.any_op) -> !transform.op<"linalg.pack">
+    %b_k_inner = transform.structured.match ops{["linalg.pack"]} attributes{inner_dims_pos = array<i64: 1>} in %b_pack : (!transform.any_op) -> !transform.op<"linalg.pack">
+    %fp = transform.structured.match ops{["func.func"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %a_k_outer : !transform.op<"linalg.pack"> {
+    ^bb0(%p: !transform.op<"linalg.pack">):
+      %g = transform.structured.match ops{["linalg.generic"]} in %fp : (!transform.any_op) -> !transform.op<"linalg.generic">
+      %pg, %pp, %pu = transform.structured.pack_transpose %p with_compute_op(%g) outer_perm = [1, 0]
+        : (!transform.op<"linalg.pack">, !transform.op<"linalg.generic">) -> (!transform.op<"linalg.generic">, !transform.op<"linalg.pack">, !transform.any_op)
+    }
+    transform.foreach %b_k_inner : !transform.op<"linalg.pack"> {
+    ^bb0(%p: !transform.op<"linalg.pack">):
+      %g = transform.structured.match ops{["linalg.generic"]} in %fp : (!transform.any_op) -> !transform.op<"linalg.generic">
+      %pg, %pp, %pu = transform.structured.pack_transpose %p with_compute_op(%g) outer_perm = [1, 0]
+        : (!transform.op<"linalg.pack">, !transform.op<"linalg.generic">) -> (!transform.op<"linalg.generic">, !transform.op<"linalg.pack">, !transform.any_op)
+    }
+    %packed = transform.structured.match ops{["linalg.generic"]} in %fp : (!transform.any_op) -> !transform.op<"linalg.generic">
     %packs = transform.structured.match ops{["linalg.pack"]} in %root : (!transform.any_op) -> !transform.op<"linalg.pack">
     transform.foreach %packs : !transform.op<"linalg.pack"> {
     ^bb0(%p: !transform.op<"linalg.pack">):
@@ -117,19 +146,27 @@ module attributes {transform.with_named_sequence} {
     %t2, %l2:2 = transform.structured.tile_using_for %packed tile_sizes [%tm2, %tn2, 0, 0]
       : (!transform.op<"linalg.generic">, !transform.param<i64>, !transform.param<i64>) -> (!transform.any_op, !transform.any_op, !transform.any_op)
     transform.include @peel_if_rest failures(propagate) (%l2#0, %rest) : (!transform.any_op, !transform.param<i64>) -> ()
-    // Canonicalization folds A's pack (an identity transpose: A is only viewed in
-    // pairs), so that the one transpose left is B's.
+    // Canonicalization folds the identity transpose of an A [m][k]'s pack (it is only
+    // viewed in pairs), so that the transposes left are the packing copies.
     %f0 = transform.structured.match ops{["func.func"]} in %root : (!transform.any_op) -> !transform.any_op
     transform.apply_patterns to %f0 {
       transform.apply_patterns.canonicalization
     } : !transform.any_op
-    // The B packing copy, two k rows of 16 columns interleaved at a time.
+    // The packing copies, pack_rows x 16 pairs at a time; a partial last tile (17
+    // pairs of a transposed A) is vectorized with masks, lowered below.
+    // One at a time: a tile size given as a parameter takes one value per target op.
     %tp = transform.structured.match ops{["linalg.transpose"]} in %root : (!transform.any_op) -> !transform.any_op
-    %tpt, %tpl:2 = transform.structured.tile_using_for %tp tile_sizes [1, 16, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
-    transform.structured.vectorize %tpt : !transform.any_op
+    transform.foreach %tp : !transform.any_op {
+    ^bb0(%copy: !transform.any_op):
+      %tpt, %tpl:2 = transform.structured.tile_using_for %copy tile_sizes [%pack_rows, 16, 0] : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+      transform.structured.vectorize %tpt vector_sizes [%pack_rows, 16, 2] : !transform.any_op, !transform.param<i64>
+    }
     %f = transform.structured.match ops{["func.func"]} in %root : (!transform.any_op) -> !transform.any_op
     transform.apply_patterns to %f {
       transform.apply_patterns.vector.transfer_permutation_patterns
+      // Masked transfers as transfers with a mask operand: mtune-flatten-transfers
+      // stopped on the vector.mask regions ("expects only one operation to mask").
+      transform.apply_patterns.vector.lower_masked_transfers
       transform.apply_patterns.canonicalization
     } : !transform.any_op
     // CSE merges the identical subviews of C that level 1 left, so their copies onto
