@@ -23,6 +23,7 @@
 #include "strategies/amx_matmul.h"
 #include "strategies/flatten_transfers.h"
 #include "strategies/rotate_tiles.h"
+#include "strategies/split_pair_transposes.h"
 
 namespace {
 
@@ -120,5 +121,6 @@ extern "C" LLVM_ATTRIBUTE_WEAK mlir::PassPluginLibraryInfo mlirGetPassPluginInfo
             mtune::strategies::RegisterRotateTilesPass();
             mtune::strategies::RegisterFlattenTransfersPass();
             mtune::strategies::RegisterVnniMatmulToAmxPass();
+            mtune::strategies::RegisterSplitPairTransposesPass();
           }};
 }

@@ -10,6 +10,7 @@
 #include "strategies/amx_matmul.h"
 #include "strategies/flatten_transfers.h"
 #include "strategies/rotate_tiles.h"
+#include "strategies/split_pair_transposes.h"
 
 namespace mtune::strategies {
 
@@ -21,6 +22,7 @@ std::unique_ptr<mlir::MLIRContext> MakeMlirContext() {
     RegisterRotateTilesPass();
     RegisterFlattenTransfersPass();
     RegisterVnniMatmulToAmxPass();
+    RegisterSplitPairTransposesPass();
     return true;
   }();
   (void)passes_registered;

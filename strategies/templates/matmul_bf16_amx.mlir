@@ -9,8 +9,8 @@
 // Level 1 tiles n and k (tile_n1, tile_k1: divisors of n and k), the loop order of
 // a BLAS. Inside, `structured.pack` splits k into pairs: A's tile becomes a view
 // [m][k1/2][2] of itself, B's a copy in the VNNI layout [k1/2][n1][2] (its
-// linalg.transpose, tiled pack_rows x 16 and vectorized): one copy per cache tile,
-// used by every m row. In the transposed layouts an operand whose pairs lie along its
+// linalg.transpose, tiled and vectorized): one copy per cache tile, used by every m
+// row. In the transposed layouts an operand whose pairs lie along its
 // rows' inner dimension with the wrong outer order (A [k][m] of matmul_transpose_a,
 // B [n][k] of matmul_transpose_b; found by the packed dimension, inner_dims_pos) has
 // its pack's outer dimensions swapped (`pack_transpose`), so the op is the same
@@ -49,10 +49,6 @@ module attributes {transform.with_named_sequence} {
     // divides n1).
     %tm2 = transform.tune.knob<"tile_m2"> = 32 from options = [16, 32, 48, 64, 80, 96] -> !transform.param<i64>
     %tn2 = transform.tune.knob<"tile_n2"> = 32 from options = [16, 32, 48, 64, 80, 96] -> !transform.param<i64>
-    // Rows of the packing copies' tiles (x 16): one k pair per tile interleaves two
-    // rows of B (best for B [k][n]: 1495 against 854 GFLOP/s at 512^3); 16 moves 16 x
-    // 16 pairs, a transpose of 32-bit pairs (best for B [n][k]: 1199 against 871).
-    %pack_rows = transform.tune.knob<"pack_rows"> = 1 from options = [1, 16] -> !transform.param<i64>
     // The rows m % m2 left after the whole blocks: a block of their own, peeled off
     // the m2 loop. Derived: the constraints solve it.
     %rest = transform.tune.knob<"rest_m2"> = 0 from options = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63, 64, 65, 66, 67, 68, 69, 70, 71, 72, 73, 74, 75, 76, 77, 78, 79, 80, 81, 82, 83, 84, 85, 86, 87, 88, 89, 90, 91, 92, 93, 94, 95] {mtune.derived} -> !transform.param<i64>
@@ -152,15 +148,21 @@ module attributes {transform.with_named_sequence} {
     transform.apply_patterns to %f0 {
       transform.apply_patterns.canonicalization
     } : !transform.any_op
-    // The packing copies, pack_rows x 16 pairs at a time; a partial last tile (17
-    // pairs of a transposed A) is vectorized with masks, lowered below.
-    // One at a time: a tile size given as a parameter takes one value per target op.
-    %tp = transform.structured.match ops{["linalg.transpose"]} in %root : (!transform.any_op) -> !transform.any_op
-    transform.foreach %tp : !transform.any_op {
-    ^bb0(%copy: !transform.any_op):
-      %tpt, %tpl:2 = transform.structured.tile_using_for %copy tile_sizes [%pack_rows, 16, 0] : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op, !transform.any_op)
-      transform.structured.vectorize %tpt vector_sizes [%pack_rows, 16, 2] : !transform.any_op, !transform.param<i64>
-    }
+    // The packing copies are transposes of two kinds: interleaves of two k rows
+    // (permutation [0, 2, 1]: B [k][n] into VNNI), done 16 columns at a time, and
+    // transposes of whole pairs ([1, 0, 2]: B [n][k]), done 16 x 16 pairs at a time
+    // (as 32-bit elements). A [k][m]'s copy moves pairs across the matrix in one
+    // ([2, 0, 1]); mtune-split-pair-transposes makes it one of each (in one, 512^3
+    // spent 240 us in it). Measured at 512^3 with the other size: B [k][n] 1495 against
+    // 854 GFLOP/s, B [n][k] 1194 against 872. A partial last tile (17 pairs) is
+    // vectorized with masks, lowered below.
+    %split = transform.apply_registered_pass "mtune-split-pair-transposes" to %f0 : (!transform.any_op) -> !transform.any_op
+    %interleaves = transform.structured.match ops{["linalg.transpose"]} attributes{permutation = array<i64: 0, 2, 1>} in %split : (!transform.any_op) -> !transform.any_op
+    %it, %il:2 = transform.structured.tile_using_for %interleaves tile_sizes [1, 16, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    transform.structured.vectorize %it vector_sizes [1, 16, 2] : !transform.any_op
+    %pair_transposes = transform.structured.match ops{["linalg.transpose"]} attributes{permutation = array<i64: 1, 0, 2>} in %split : (!transform.any_op) -> !transform.any_op
+    %pt, %pl:2 = transform.structured.tile_using_for %pair_transposes tile_sizes [16, 16, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    transform.structured.vectorize %pt vector_sizes [16, 16, 2] : !transform.any_op
     %f = transform.structured.match ops{["func.func"]} in %root : (!transform.any_op) -> !transform.any_op
     transform.apply_patterns to %f {
       transform.apply_patterns.vector.transfer_permutation_patterns
