@@ -69,9 +69,9 @@ constexpr const char* kImplementations[] = {"mtune", "onednn", "eigen", kHandWri
 // The rows' yardsticks, timed in the same rounds as the implementations: the
 // calibration's FMA loop doing a compute-bound row's FLOP count (for a bf16 row on a
 // CPU with AMX, its AMX bf16 tile-multiply loop: worker/roofline.h PeakGflopsFor),
-// and its copy loop at a bandwidth-bound row's footprint. That row's %roof divides by the median (start-up
-// calibration figures would set a moment of the VM's wandering clock against medians
-// taken later).
+// and its copy loop at a bandwidth-bound row's footprint. That row's %roof divides by
+// the median (start-up calibration figures would set a moment of the VM's wandering
+// clock against medians taken later).
 constexpr const char* kPeak = "peak";
 constexpr const char* kCopy = "copy";
 constexpr const char* kRead = "read";

@@ -68,16 +68,17 @@ bool IsVnniMatmul(mlir::linalg::GenericOp op) {
   auto iterators = op.getIteratorTypesArray();
   using mlir::utils::IteratorType;
   if (iterators != llvm::SmallVector<IteratorType>{IteratorType::parallel, IteratorType::parallel,
-                                                   IteratorType::reduction, IteratorType::reduction})
+                                                   IteratorType::reduction,
+                                                   IteratorType::reduction})
     return false;
   mlir::MLIRContext* context = op.getContext();
   auto d = [&](unsigned i) { return mlir::getAffineDimExpr(i, context); };
   auto map = [&](llvm::ArrayRef<mlir::AffineExpr> results) {
     return mlir::AffineMap::get(4, 0, results, context);
   };
-  if (op.getIndexingMapsArray() !=
-      llvm::SmallVector<mlir::AffineMap>{map({d(0), d(2), d(3)}), map({d(2), d(1), d(3)}),
-                                         map({d(0), d(1)})})
+  if (op.getIndexingMapsArray() != llvm::SmallVector<mlir::AffineMap>{map({d(0), d(2), d(3)}),
+                                                                      map({d(2), d(1), d(3)}),
+                                                                      map({d(0), d(1)})})
     return false;
   auto element = [&](unsigned i) {
     return llvm::cast<mlir::ShapedType>(op->getOperand(i).getType()).getElementType();
@@ -146,18 +147,22 @@ mlir::LogicalResult Rewrite(mlir::linalg::GenericOp op) {
   llvm::SmallVector<mlir::Value> acc;
   for (const Piece& r : rows)
     for (const Piece& col : columns)
-      acc.push_back(mlir::amx::TileLoadOp::create(builder, loc, accumulator(r, col), c, mlir::ValueRange{index(r.start), index(col.start)}, c_row));
+      acc.push_back(
+          mlir::amx::TileLoadOp::create(builder, loc, accumulator(r, col), c,
+                                        mlir::ValueRange{index(r.start), index(col.start)}, c_row));
 
   // One k step of `step_pairs` pairs at pair `p`, at the builder's insertion point;
   // returns the new accumulators.
   auto step = [&](mlir::Value p, int64_t step_pairs,
                   mlir::ValueRange in) -> llvm::SmallVector<mlir::Value> {
     auto load_a = [&](const Piece& r) -> mlir::Value {
-      return mlir::amx::TileLoadOp::create(builder, loc, mlir::amx::TileType::get({r.size, 2 * step_pairs}, bf16), a,
-          mlir::ValueRange{index(r.start), p, zero}, a_row);
+      return mlir::amx::TileLoadOp::create(builder, loc,
+                                           mlir::amx::TileType::get({r.size, 2 * step_pairs}, bf16),
+                                           a, mlir::ValueRange{index(r.start), p, zero}, a_row);
     };
     auto load_b = [&](const Piece& col) -> mlir::Value {
-      return mlir::amx::TileLoadOp::create(builder, loc, mlir::amx::TileType::get({step_pairs, 2 * col.size}, bf16), b,
+      return mlir::amx::TileLoadOp::create(
+          builder, loc, mlir::amx::TileType::get({step_pairs, 2 * col.size}, bf16), b,
           mlir::ValueRange{p, index(col.start), zero}, b_row);
     };
     llvm::SmallVector<mlir::Value> out(in.begin(), in.end());
@@ -185,7 +190,8 @@ mlir::LogicalResult Rewrite(mlir::linalg::GenericOp op) {
 
   const int64_t whole_steps = pairs / kTilePairs, rest_pairs = pairs % kTilePairs;
   if (whole_steps > 0) {
-    auto loop = mlir::scf::ForOp::create(builder, loc, zero, index(whole_steps * kTilePairs), index(kTilePairs), acc,
+    auto loop = mlir::scf::ForOp::create(
+        builder, loc, zero, index(whole_steps * kTilePairs), index(kTilePairs), acc,
         [&](mlir::OpBuilder& body, mlir::Location, mlir::Value p, mlir::ValueRange carried) {
           mlir::OpBuilder::InsertionGuard guard(builder);
           builder.setInsertionPoint(body.getInsertionBlock(), body.getInsertionPoint());
@@ -200,14 +206,13 @@ mlir::LogicalResult Rewrite(mlir::linalg::GenericOp op) {
   size_t next = 0;
   for (const Piece& r : rows)
     for (const Piece& col : columns)
-      mlir::amx::TileStoreOp::create(builder, loc, c, mlir::ValueRange{index(r.start), index(col.start)},
-                                             acc[next++], c_row);
+      mlir::amx::TileStoreOp::create(
+          builder, loc, c, mlir::ValueRange{index(r.start), index(col.start)}, acc[next++], c_row);
   op.erase();
   return mlir::success();
 }
 
-class VnniMatmulToAmxPass
-    : public mlir::PassWrapper<VnniMatmulToAmxPass, mlir::OperationPass<>> {
+class VnniMatmulToAmxPass : public mlir::PassWrapper<VnniMatmulToAmxPass, mlir::OperationPass<>> {
  public:
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(VnniMatmulToAmxPass)
 

@@ -28,8 +28,8 @@ void Split(mlir::linalg::TransposeOp op) {
   auto interleave = mlir::linalg::TransposeOp::create(builder, loc, op.getInput(), interleaved_init,
                                                       llvm::ArrayRef<int64_t>{0, 2, 1});
   // [p][m][2] -> [m][p][2]: whole pairs transposed.
-  auto pairs = mlir::linalg::TransposeOp::create(builder, loc, interleave->getResult(0), op.getInit(),
-                                                 llvm::ArrayRef<int64_t>{1, 0, 2});
+  auto pairs = mlir::linalg::TransposeOp::create(builder, loc, interleave->getResult(0),
+                                                 op.getInit(), llvm::ArrayRef<int64_t>{1, 0, 2});
   op->replaceAllUsesWith(pairs->getResults());
   op.erase();
 }

@@ -30,8 +30,9 @@ struct alignas(64) TileConfig {
 };
 static_assert(sizeof(TileConfig) == 64);
 
-__attribute__((target("amx-tile,amx-bf16"), noinline)) void MultiplyTiles(
-    uint64_t iterations, const TileConfig* config, const uint16_t* operand) {
+__attribute__((target("amx-tile,amx-bf16"), noinline)) void MultiplyTiles(uint64_t iterations,
+                                                                          const TileConfig* config,
+                                                                          const uint16_t* operand) {
   // Keeps the compiler from dropping the stores to *config: GCC's ldtilecfg
   // intrinsic does not tell it that the instruction reads all 64 bytes.
   asm volatile("" : : "r"(config) : "memory");
@@ -68,7 +69,8 @@ absl::Status RequestAmxState() {
   if (syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) != 0)
     return absl::FailedPreconditionError(
         absl::StrCat("Linux refused this process the AMX tile state (arch_prctl "
-                     "ARCH_REQ_XCOMP_PERM): ", strerror(errno)));
+                     "ARCH_REQ_XCOMP_PERM): ",
+                     strerror(errno)));
   return absl::OkStatus();
 }
 
@@ -91,7 +93,8 @@ AmxBf16Loop::~AmxBf16Loop() = default;
 
 double AmxBf16Loop::Run(double flops) {
   const double per_iteration = kFlopsPerTileMultiply * kMultipliesPerIteration;
-  const uint64_t iterations = static_cast<uint64_t>(std::max(1.0, std::ceil(flops / per_iteration)));
+  const uint64_t iterations =
+      static_cast<uint64_t>(std::max(1.0, std::ceil(flops / per_iteration)));
   MultiplyTiles(iterations, &state_->config, state_->operand);
   return iterations * per_iteration;
 }

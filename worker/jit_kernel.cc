@@ -199,8 +199,8 @@ std::unique_ptr<JitKernel> JitKernel::Compile(const std::string& payload,
   if (!tm) return fail(RESULT_STATUS_COMPILE_ERROR, llvm::toString(tm.takeError()));
   auto transformer = mlir::makeOptimizingTransformer(3, 0, tm->get());
   // LLVM reports some code generation failures as error diagnostics (the register
-  // allocator's "ran out of registers", which AMX tiles can meet: they cannot be
-  // spilled), and without a handler it prints them and exits the process. Captured
+  // allocator's "ran out of registers", which AMX code with tiles of too many shapes
+  // meets), and without a handler it prints them and exits the process. Captured
   // instead, and the candidate is a COMPILE_ERROR.
   auto build_module = [&kernel](mlir::Operation* op, llvm::LLVMContext& llvm_context) {
     llvm_context.setDiagnosticHandlerCallBack(

@@ -29,14 +29,13 @@
 //
 // The 8 tile registers bound the block: a x b accumulator tiles (a = ceil(m2/16)
 // row pieces, b = ceil(n2/16) column pieces) plus the held operand tiles of the
-// shorter side and one streamed tile: a * b + min(a, b) + 1 <= 8. LLVM gives each
-// tile register one shape for the whole function and cannot spill tiles, so tiles of
-// another shape (a last k step of fewer than 16 pairs) need registers of their own:
-// with 2 x 2 blocks and k1 = 34, LLVM stopped with "ran out of registers during
-// register allocation", and the constraint counts them. Rest rows (m % m2) make
-// tiles of other shapes too, yet the blocks tried compiled (37 x 96 x 64 with 2 x 2
-// blocks and 5 rest rows); where LLVM does run out, the worker reports
-// COMPILE_ERROR with LLVM's message, as for any candidate.
+// shorter side and one streamed tile: a * b + min(a, b) + 1 <= 8. Tiles of other
+// shapes (a last k step of fewer than 16 pairs, rest rows) take registers too: with
+// 2 x 2 blocks and k1 = 34, LLVM stopped with "ran out of registers during register
+// allocation" (it configures the tile registers once per function, one shape each),
+// and the constraint counts them. Where LLVM copes, it spills tiles to the stack
+// (37 x 96 x 64 with 2 x 2 blocks and 5 rest rows compiled, with spills); where it
+// does run out, the worker reports COMPILE_ERROR with LLVM's message.
 module attributes {transform.with_named_sequence} {
   transform.named_sequence @__transform_main(%root: !transform.any_op {transform.consumed})
       attributes {mtune.element_types = ["bf16"], mtune.cpu_features = ["amx-tile", "amx-bf16"]} {
