@@ -13,6 +13,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "strategies/register_pass_once.h"
 
 namespace mtune::strategies {
 namespace {
@@ -237,12 +238,6 @@ class VnniMatmulToAmxPass : public mlir::PassWrapper<VnniMatmulToAmxPass, mlir::
 
 }  // namespace
 
-void RegisterVnniMatmulToAmxPass() {
-  static const bool registered = [] {
-    mlir::PassRegistration<VnniMatmulToAmxPass>();
-    return true;
-  }();
-  (void)registered;
-}
+void RegisterVnniMatmulToAmxPass() { RegisterPassOnce<VnniMatmulToAmxPass>(); }
 
 }  // namespace mtune::strategies

@@ -7,6 +7,7 @@
 #include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "strategies/register_pass_once.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mtune::strategies {
@@ -39,12 +40,6 @@ class FlattenTransfersPass
 
 }  // namespace
 
-void RegisterFlattenTransfersPass() {
-  static const bool registered = [] {
-    mlir::PassRegistration<FlattenTransfersPass>();
-    return true;
-  }();
-  (void)registered;
-}
+void RegisterFlattenTransfersPass() { RegisterPassOnce<FlattenTransfersPass>(); }
 
 }  // namespace mtune::strategies

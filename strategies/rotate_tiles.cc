@@ -8,6 +8,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "strategies/register_pass_once.h"
 
 namespace mtune::strategies {
 namespace {
@@ -116,12 +117,6 @@ class RotateTilesPass : public mlir::PassWrapper<RotateTilesPass, mlir::Operatio
 
 }  // namespace
 
-void RegisterRotateTilesPass() {
-  static const bool registered = [] {
-    mlir::PassRegistration<RotateTilesPass>();
-    return true;
-  }();
-  (void)registered;
-}
+void RegisterRotateTilesPass() { RegisterPassOnce<RotateTilesPass>(); }
 
 }  // namespace mtune::strategies

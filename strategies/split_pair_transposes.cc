@@ -5,6 +5,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "strategies/register_pass_once.h"
 
 namespace mtune::strategies {
 namespace {
@@ -60,12 +61,6 @@ class SplitPairTransposesPass
 
 }  // namespace
 
-void RegisterSplitPairTransposesPass() {
-  static const bool registered = [] {
-    mlir::PassRegistration<SplitPairTransposesPass>();
-    return true;
-  }();
-  (void)registered;
-}
+void RegisterSplitPairTransposesPass() { RegisterPassOnce<SplitPairTransposesPass>(); }
 
 }  // namespace mtune::strategies
