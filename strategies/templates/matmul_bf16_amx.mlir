@@ -10,11 +10,13 @@
 // a BLAS. Inside, `structured.pack` splits k into pairs: A's tile becomes a view
 // [m][k1/2][2] of itself, B's a copy in the VNNI layout [k1/2][n1][2] (its
 // linalg.transpose, tiled and vectorized): one copy per cache tile, used by every m
-// row. In the transposed layouts an operand whose pairs lie along its
-// rows' inner dimension with the wrong outer order (A [k][m] of matmul_transpose_a,
-// B [n][k] of matmul_transpose_b; found by the packed dimension, inner_dims_pos) has
+// row. In the transposed layouts an operand packed along the wrong dimension (A [k][m]
+// of matmul_transpose_a, B [n][k] of matmul_transpose_b; found by inner_dims_pos) has
 // its pack's outer dimensions swapped (`pack_transpose`), so the op is the same
-// [m][p][2] x [p][n][2] one in every layout; A is then a copy too, per cache tile. Level 2 tiles the packed op by m2 rows x n2 columns (the block of
+// [m][p][2] x [p][n][2] one in every layout; A is then a copy too, per cache tile,
+// made in two steps (mtune-split-pair-transposes, below).
+//
+// Level 2 tiles the packed op by m2 rows x n2 columns (the block of
 // accumulators kept in tile registers); the rows m leaves after whole blocks are
 // peeled into a block of their own (rest_m2, derived). After bufferization mtune's
 // pass `mtune-vnni-matmul-to-amx` (strategies/amx_matmul.h; MLIR 22 has AMX ops
