@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -251,8 +252,25 @@ std::string FormatProgress(const mtune::v1::Job& job) {
     if (p.warm_start_prior() > 0)
       note = absl::StrCat(note, note.empty() ? "" : "; ", "model prior: ", p.warm_start_prior(),
                           " stored results of nearest problems");
+    if (!p.waiting_for().empty())
+      note = absl::StrCat(note, note.empty() ? "" : "; ", "waiting for ", p.waiting_for());
     out += absl::StrFormat("  %-*s %13s %7u %24s  %s\n", key_width, p.problem(), trials,
                            p.trials_failed(), best, note);
+  }
+  return out;
+}
+
+std::string FormatTemplates(const mtune::v1::Job& job) {
+  const auto& spec = job.spec();
+  if (spec.problem_templates_size() != spec.problems_size()) return "";
+  std::map<std::string, std::string> reasons;
+  for (const auto& p : job.progress()) reasons[p.problem()] = p.template_reason();
+  const int key_width = ProblemColumnWidth(job.progress(), 40);
+  std::string out;
+  for (int i = 0; i < spec.problems_size(); ++i) {
+    absl::StrAppendFormat(&out, "  %-*s template %s", key_width, spec.problems(i), spec.problem_templates(i));
+    if (const std::string& why = reasons[spec.problems(i)]; !why.empty()) absl::StrAppend(&out, " (", why, ")");
+    out += "\n";
   }
   return out;
 }

@@ -49,6 +49,11 @@ std::string FormatResults(const mtune::v1::ListResultsResponse& results);
 // trial that found it), why it stopped; empty for a job without progress rows.
 std::string FormatProgress(const mtune::v1::Job& job);
 
+// One line per problem: the template it is tuned with and, where the job named none,
+// why that one (JobSpec.problem_templates, ProblemProgress.template_reason). Empty
+// for a coordinator that does not send them.
+std::string FormatTemplates(const mtune::v1::Job& job);
+
 // `mtune explain`: per problem, a text chart of best-so-far GFLOP/s (GB/s for a
 // problem without arithmetic) against trial
 // (each trial's own figure as '.', the best-so-far line as '*'), then the trials

@@ -37,6 +37,32 @@ TEST(FormatProgress, AlignsColumnsPastTheLongestProblemKey) {
   }
 }
 
+TEST(FormatTemplates, OneLinePerProblemWithWhyWhereTheJobNamedNone) {
+  mtune::v1::Job job;
+  EXPECT_EQ(FormatTemplates(job), "");  // a coordinator that sends no templates
+  job.mutable_spec()->add_problems("matmul:m=64,n=64,k=64:bf16");
+  job.mutable_spec()->add_problems("matmul:m=64,n=64,k=64:f32");
+  job.mutable_spec()->add_problem_templates("matmul_bf16_amx");
+  job.mutable_spec()->add_problem_templates("matmul_packed");
+  auto* bf16 = job.add_progress();
+  bf16->set_problem("matmul:m=64,n=64,k=64:bf16");
+  bf16->set_template_reason("preferred for this problem on the targets that can run it");
+  job.add_progress()->set_problem("matmul:m=64,n=64,k=64:f32");
+  std::vector<std::string> lines = absl::StrSplit(FormatTemplates(job), '\n', absl::SkipEmpty());
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_THAT(lines[0], ::testing::EndsWith(
+                            "template matmul_bf16_amx (preferred for this problem on the targets that can run it)"));
+  EXPECT_THAT(lines[1], ::testing::EndsWith("template matmul_packed"));
+}
+
+TEST(FormatProgress, SaysWhatAProblemWaitsFor) {
+  mtune::v1::Job job;
+  auto* p = job.add_progress();
+  p->set_problem("matmul:m=64,n=64,k=64:bf16");
+  p->set_waiting_for("a worker with amx-tile, amx-bf16");
+  EXPECT_THAT(FormatProgress(job), ::testing::HasSubstr("waiting for a worker with amx-tile, amx-bf16"));
+}
+
 TEST(FormatJobLine, SaysWhenTheJobIsAConfirmation) {
   mtune::v1::Job job;
   job.set_id(7);

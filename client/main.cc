@@ -185,7 +185,9 @@ int main(int argc, char** argv) {
   bool wait = false, warm_start = true;
   submit->add_option("--problem", problems, "problem key(s), e.g. matmul:m=512,n=512,k=512:f32")
       ->required();
-  submit->add_option("--template", template_name, "strategy template (default: the family's)");
+  submit->add_option("--template", template_name,
+                     "strategy template (default: per problem, the best suited one that the "
+                     "registered workers' CPUs can run; `mtune families` lists them)");
   std::vector<std::string> algorithm_names = mtune::search::SearchAlgorithmNames();
   submit->add_option("--search", search, "search algorithm")
       ->check(CLI::IsMember(algorithm_names))
@@ -222,7 +224,8 @@ int main(int argc, char** argv) {
   add_coordinator(confirm_cmd);
   uint32_t confirm_top = 3;
   confirm_cmd->add_option("--problem", problems, "problem key(s) with stored results")->required();
-  confirm_cmd->add_option("--template", template_name, "strategy template (default: the family's)");
+  confirm_cmd->add_option("--template", template_name,
+                          "strategy template (default: chosen per problem as `submit` does)");
   confirm_cmd->add_option("--top", confirm_top, "candidates per problem, best first")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
@@ -314,7 +317,8 @@ int main(int argc, char** argv) {
   std::vector<std::string> knob_args;
   bool no_calibrate = false;
   measure->add_option("--problem", mreq.problem, "problem key")->required();
-  measure->add_option("--template", mreq.template_name, "strategy template");
+  measure->add_option("--template", mreq.template_name,
+                      "strategy template (default: the best suited one this CPU can run)");
   measure->add_option("--template-file", mreq.template_file,
                       "use this template file instead (same family as the problem)");
   measure->add_option("--knob", knob_args, "NAME=VALUE (repeatable); others keep defaults");
@@ -333,13 +337,15 @@ int main(int argc, char** argv) {
   auto* instantiate = app.add_subcommand(
       "instantiate", "print a template with every knob selected (runs in mlir-opt as is)");
   instantiate->add_option("--problem", mreq.problem, "problem key")->required();
-  instantiate->add_option("--template", mreq.template_name, "strategy template");
+  instantiate->add_option("--template", mreq.template_name,
+                          "strategy template (default: the best suited one this CPU can run)");
   instantiate->add_option("--template-file", mreq.template_file, "use this template file instead");
   instantiate->add_option("--knob", knob_args, "NAME=VALUE (repeatable); others keep defaults");
   auto* space_cmd = app.add_subcommand(
       "space", "show a template's search space for a problem: knobs, options, defaults, valid candidates");
   space_cmd->add_option("--problem", mreq.problem, "problem key")->required();
-  space_cmd->add_option("--template", mreq.template_name, "strategy template (default: the family's)");
+  space_cmd->add_option("--template", mreq.template_name,
+                        "strategy template (default: the best suited one this CPU can run)");
   space_cmd->add_option("--template-file", mreq.template_file, "use this template file instead");
   bool audit = false;
   space_cmd->add_flag("--audit", audit,
@@ -360,14 +366,22 @@ int main(int argc, char** argv) {
     nlohmann::json list = nlohmann::json::array();
     for (const auto& f : mtune::strategies::Families()) {
       // Built-in templates a job may name instead of the default (`--template`).
+      // Preferred where they apply (element type, shape, the CPU's features), best first.
+      const std::vector<std::string>& preferred = f.target_templates;
       std::vector<std::string> others;
       for (const auto& t : mtune::strategies::BuiltinTemplates())
-        if (t.TunesFamily(f.name) && t.name != f.default_template) others.push_back(t.name);
+        if (t.TunesFamily(f.name) && t.name != f.default_template &&
+            std::find(preferred.begin(), preferred.end(), t.name) == preferred.end())
+          others.push_back(t.name);
       list.push_back({{"family", f.name}, {"grammar", f.grammar}, {"example", f.example},
-                      {"default_template", f.default_template}, {"other_templates", others}});
+                      {"default_template", f.default_template}, {"preferred_templates", preferred},
+                      {"other_templates", others}});
       if (!json)
-        printf("%-10s %s\n           e.g. %s (template %s%s)\n", f.name.c_str(), f.grammar.c_str(),
+        printf("%-10s %s\n           e.g. %s (template %s%s%s)\n", f.name.c_str(), f.grammar.c_str(),
                f.example.c_str(), f.default_template.c_str(),
+               preferred.empty() ? ""
+                                 : absl::StrCat("; preferred where they apply: ", absl::StrJoin(preferred, ", "))
+                                       .c_str(),
                others.empty() ? "" : absl::StrCat("; also ", absl::StrJoin(others, ", ")).c_str());
     }
     if (json) printf("%s\n", list.dump(2).c_str());
@@ -512,6 +526,7 @@ int main(int argc, char** argv) {
     printf("job %lld submitted: %u trials planned, search %s, seed %llu\n",
            static_cast<long long>(response.job().id()), response.job().trials_total(),
            search.c_str(), static_cast<unsigned long long>(seed));
+    printf("%s", mtune::client::FormatTemplates(response.job()).c_str());
     fflush(stdout);
     if (!wait && confirm == 0) return 0;
     auto job = Watch(**stub, response.job().id());
@@ -545,7 +560,8 @@ int main(int argc, char** argv) {
     if (!s.ok()) return Fail(FromGrpc(s));
     printf("%s %s\n", mtune::client::ProgressBar(job.trials_done(), job.trials_total()).c_str(),
            mtune::client::FormatJobLine(job).c_str());
-    if (*status_cmd) printf("%s", mtune::client::FormatProgress(job).c_str());
+    if (*status_cmd)
+      printf("%s%s", mtune::client::FormatProgress(job).c_str(), mtune::client::FormatTemplates(job).c_str());
     return 0;
   }
   if (*explain) {

@@ -10,8 +10,10 @@
 #include "strategies/candidate.h"
 #include "strategies/default_candidate.h"
 #include "strategies/knob_space.h"
+#include "strategies/template_choice.h"
 #include "strategies/template_library.h"
 #include "strategies/template_policy.h"
+#include "worker/jit_kernel.h"
 #include "worker/sandbox.h"
 
 namespace mtune::client {
@@ -35,10 +37,18 @@ absl::StatusOr<ProblemTemplate> LoadProblemTemplate(const MeasureRequest& reques
     text << in.rdbuf();
     tpl = strategies::StrategyTemplate{"file:" + request.template_file, problem->family, text.str()};
   } else {
-    tpl = request.template_name.empty() ? strategies::DefaultTemplateFor(problem->family)
-                                        : strategies::FindTemplate(request.template_name);
+    tpl = strategies::FindTemplate(request.template_name);
+    // None named: the one that suits the problem on this host's CPU, as a coordinator
+    // chooses for its workers' (e.g. AMX tiles for a bf16 matmul where there are some).
+    if (request.template_name.empty()) {
+      auto choice = strategies::ChooseTemplate(*problem, {worker::JitKernel::HostFeatures()});
+      tpl = choice.ok() ? absl::StatusOr<strategies::StrategyTemplate>(std::move(choice->tpl)) : choice.status();
+    }
   }
   if (!tpl.ok()) return tpl.status();
+  if (request.template_file.empty() && !tpl->TunesFamily(problem->family))
+    return absl::InvalidArgumentError(absl::StrCat("template ", tpl->name, " tunes ", tpl->family,
+                                                   ", not ", problem->family));
   return ProblemTemplate{*std::move(problem), *std::move(tpl)};
 }
 

@@ -13,7 +13,7 @@ namespace mtune::client {
 
 struct MeasureRequest {
   std::string problem;
-  // Empty: the family's default template.
+  // Empty: the template strategies::ChooseTemplate picks for the problem on this host.
   std::string template_name;
   // A template file to use instead of a built-in template (for template authors).
   std::string template_file;
@@ -40,7 +40,8 @@ struct ProblemTemplate {
 };
 
 // The problem `request` names and its template: --template-file, --template, or the
-// family's default. Errors for a bad key, an unknown template or an unreadable file.
+// template chosen for the problem on this host (ChooseTemplate). Errors for a bad
+// key, an unknown template or an unreadable file.
 absl::StatusOr<ProblemTemplate> LoadProblemTemplate(const MeasureRequest& request);
 
 // The candidate `request` names (template defaults for knobs not given) and its

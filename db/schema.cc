@@ -112,9 +112,18 @@ ALTER TABLE jobs ADD COLUMN allocation TEXT NOT NULL DEFAULT '';
 ALTER TABLE jobs ADD COLUMN confirm_top INTEGER NOT NULL DEFAULT 0;
 )sql";
 
+// The template each problem of a job is tuned with (JobSpec.problem_templates):
+// chosen per problem and target when the job names none, so that a resumed job keeps
+// it. Problems of jobs stored before read back '' (their job's template_name, or the
+// family's default, as they always did).
+constexpr char kStoreV3[] = R"sql(
+ALTER TABLE job_problems ADD COLUMN template_name TEXT NOT NULL DEFAULT '';
+)sql";
+
 constexpr Migration kStoreMigrations[] = {
     {1, "jobs, job_problems, problems, targets, candidates, results", kStoreV1},
     {2, "jobs: time budget, patience, warm start, allocation, confirm_top", kStoreV2},
+    {3, "job_problems: the template each problem is tuned with", kStoreV3},
 };
 
 // --- exported best-strategy database ---------------------------------------

@@ -103,6 +103,10 @@ TEST(SchemaTest, AVersionOneStoreIsUpgradedAndItsJobsReadBackWithTheOldDefaults)
     ASSERT_TRUE(raw->Exec("INSERT INTO jobs (template_name, search, trials, seed, state, created_unix_s) "
                           "VALUES ('', 'random', 5, 1, 2, 1700000000)")
                     .ok());
+    ASSERT_TRUE(raw->Exec("INSERT INTO problems (key, family) VALUES ('matmul:m=8,n=8,k=8:f32', 'matmul');"
+                          "INSERT INTO job_problems (job_id, problem, position, trials_total) "
+                          "VALUES (1, 'matmul:m=8,n=8,k=8:f32', 0, 5)")
+                    .ok());
   }
   absl::StatusOr<std::unique_ptr<Store>> store = Store::Open(path);
   ASSERT_TRUE(store.ok()) << store.status();
@@ -115,6 +119,9 @@ TEST(SchemaTest, AVersionOneStoreIsUpgradedAndItsJobsReadBackWithTheOldDefaults)
   EXPECT_FALSE(job->spec().warm_start());
   EXPECT_EQ(job->spec().allocation(), "");
   EXPECT_EQ(job->spec().confirm_top(), 0u);
+  EXPECT_THAT(job->spec().problems(), ::testing::ElementsAre("matmul:m=8,n=8,k=8:f32"));
+  // No template stored per problem: planned from template_name or the family's default.
+  EXPECT_THAT(job->spec().problem_templates(), ::testing::IsEmpty());
   std::unique_ptr<Connection> raw = OpenRaw(path);
   ASSERT_NE(raw, nullptr);
   EXPECT_EQ(*CurrentVersion(*raw), LatestVersion(StoreSchema()));

@@ -1,5 +1,6 @@
 #include "db/store.h"
 
+#include <algorithm>
 #include <set>
 
 #include "absl/strings/ascii.h"
@@ -28,7 +29,8 @@ constexpr char kInsertJobSql[] =
 constexpr char kInsertProblemSql[] =
     "INSERT INTO problems (key, family) VALUES (?, ?) ON CONFLICT (key) DO NOTHING";
 constexpr char kInsertJobProblemSql[] =
-    "INSERT INTO job_problems (job_id, problem, position, trials_total) VALUES (?, ?, ?, ?)";
+    "INSERT INTO job_problems (job_id, problem, position, trials_total, template_name) "
+    "VALUES (?, ?, ?, ?, ?)";
 constexpr char kFinishRunningJobSql[] =
     "UPDATE jobs SET state = ?, message = ?, finished_unix_s = ? WHERE id = ? AND state = 1";
 constexpr char kSelectJobStateSql[] = "SELECT state FROM jobs WHERE id = ?";
@@ -42,7 +44,7 @@ SELECT j.template_name, j.search, j.trials, j.seed, j.state, j.message,
 FROM jobs j
 WHERE j.id = ?)sql";
 constexpr char kSelectJobProblemsSql[] =
-    "SELECT problem FROM job_problems WHERE job_id = ? ORDER BY position";
+    "SELECT problem, template_name FROM job_problems WHERE job_id = ? ORDER BY position";
 constexpr char kSelectJobIdsSql[] = "SELECT id FROM jobs ORDER BY id";
 constexpr char kSelectJobIdsInStateSql[] = "SELECT id FROM jobs WHERE state = ? ORDER BY id";
 
@@ -432,6 +434,12 @@ absl::StatusOr<int64_t> Store::CreateJob(
           "JobSpec.problems differs from the problem list given with trial totals");
     }
   }
+  if (spec.problem_templates_size() != 0 &&
+      spec.problem_templates_size() != static_cast<int>(problems_with_trials_total.size())) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "JobSpec.problem_templates names ", spec.problem_templates_size(), " templates for ",
+        problems_with_trials_total.size(), " problems"));
+  }
 
   std::lock_guard<std::mutex> lock(mu_);
   absl::StatusOr<Transaction> transaction =
@@ -456,7 +464,10 @@ absl::StatusOr<int64_t> Store::CreateJob(
 
     absl::StatusOr<StatementLease> insert_link = connection_->Prepare(kInsertJobProblemSql);
     if (!insert_link.ok()) return insert_link.status();
-    (*insert_link)->BindAll(job_id, problem, static_cast<int64_t>(position), trials_total);
+    (*insert_link)->BindAll(job_id, problem, static_cast<int64_t>(position), trials_total,
+                            spec.problem_templates_size() == 0
+                                ? std::string()
+                                : spec.problem_templates(static_cast<int>(position)));
     if (absl::Status status = (*insert_link)->Run(); !status.ok()) return status;
   }
   if (absl::Status status = transaction->Commit(); !status.ok()) return status;
@@ -527,12 +538,17 @@ absl::StatusOr<v1::Job> Store::GetJob(int64_t job_id) {
     absl::StatusOr<StatementLease> select = connection_->Prepare(kSelectJobProblemsSql);
     if (!select.ok()) return select.status();
     (*select)->BindAll(job_id);
+    std::vector<std::string> templates;
     while (true) {
       absl::StatusOr<bool> row = (*select)->Step();
       if (!row.ok()) return row.status();
       if (!*row) break;
       job.mutable_spec()->add_problems((*select)->ColumnText(0));
+      templates.push_back((*select)->ColumnText(1));
     }
+    // A job stored before the templates were (schema v3) reads back without them.
+    if (std::none_of(templates.begin(), templates.end(), [](const std::string& t) { return t.empty(); }))
+      for (std::string& t : templates) job.mutable_spec()->add_problem_templates(std::move(t));
   }
   {
     absl::StatusOr<StatementLease> select = connection_->Prepare(kBestPerJobProblemSql);

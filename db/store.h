@@ -58,6 +58,7 @@ class Store {
   // transaction; returns its id. `problems_with_trials_total` is the job's
   // problem list: it must be non-empty, without duplicates, and equal to
   // spec.problems when that is non-empty (InvalidArgument otherwise).
+  // spec.problem_templates, when non-empty, names one template per problem.
   absl::StatusOr<int64_t> CreateJob(
       const mtune::v1::JobSpec& spec,
       const std::vector<std::pair<std::string, uint32_t>>& problems_with_trials_total);

@@ -100,6 +100,8 @@ TEST_F(StoreTest, CreateJobThenGetJobRoundTripsTheSpec) {
   spec.set_warm_start(true);
   spec.set_allocation("equal");
   spec.set_confirm_top(3);
+  spec.add_problem_templates("matmul_pad_hoist");
+  spec.add_problem_templates("conv_2d_decomposed");
   absl::StatusOr<int64_t> job_id = store_->CreateJob(spec, {{kMatmul512, 64}, {kConv, 12}});
   ASSERT_TRUE(job_id.ok()) << job_id.status();
   EXPECT_GT(*job_id, 0);
@@ -118,6 +120,7 @@ TEST_F(StoreTest, CreateJobThenGetJobRoundTripsTheSpec) {
   EXPECT_TRUE(job->spec().warm_start());
   EXPECT_EQ(job->spec().allocation(), "equal");
   EXPECT_EQ(job->spec().confirm_top(), 3u);
+  EXPECT_THAT(job->spec().problem_templates(), ElementsAre("matmul_pad_hoist", "conv_2d_decomposed"));
   EXPECT_EQ(job->state(), v1::JOB_STATE_RUNNING);
   EXPECT_EQ(job->trials_total(), 76u);
   EXPECT_EQ(job->trials_done(), 0u);
@@ -136,6 +139,10 @@ TEST_F(StoreTest, CreateJobRejectsBadProblemListsAndStoresNothing) {
             absl::StatusCode::kInvalidArgument);
   spec.add_problems(kConv);
   EXPECT_EQ(store_->CreateJob(spec, {{kMatmul512, 1}}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  spec.clear_problems();
+  spec.add_problem_templates("matmul_packed");  // one template for two problems
+  EXPECT_EQ(store_->CreateJob(spec, {{kMatmul512, 1}, {kConv, 1}}).status().code(),
             absl::StatusCode::kInvalidArgument);
   absl::StatusOr<std::vector<int64_t>> ids = store_->ListJobIds();
   ASSERT_TRUE(ids.ok()) << ids.status();

@@ -7,12 +7,15 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "strategies/candidate.h"
 #include "strategies/default_candidate.h"
 #include "strategies/features.h"
 #include "strategies/figure.h"
 #include "strategies/space_audit.h"
+#include "strategies/template_choice.h"
 #include "strategies/template_library.h"
 
 namespace mtune::server {
@@ -121,9 +124,16 @@ double Coordinator::Now() const {
 }
 
 absl::StatusOr<std::unique_ptr<Coordinator::JobRun>> Coordinator::PlanJob(
-    int64_t job_id, const mtune::v1::JobSpec& spec, bool resuming) const {
+    int64_t job_id, const mtune::v1::JobSpec& spec, bool resuming,
+    const std::vector<std::string>& target_features) const {
   if (spec.problems().empty())
     return absl::InvalidArgumentError("a job needs at least one problem");
+  // A stored job's choice of templates is kept (resuming); a new job's is made here.
+  const bool templates_stored = resuming && spec.problem_templates_size() == spec.problems_size();
+  if (!resuming && spec.problem_templates_size() != 0)
+    return absl::InvalidArgumentError(
+        "JobSpec.problem_templates is set by the coordinator; name one template for every "
+        "problem with template_name, or none to have each problem's chosen");
   const bool confirming = spec.confirm_top() > 0;
   if (confirming && spec.trials() != 0)
     return absl::InvalidArgumentError(
@@ -147,13 +157,21 @@ absl::StatusOr<std::unique_ptr<Coordinator::JobRun>> Coordinator::PlanJob(
     if (auto stored = store_->GetJob(job_id); stored.ok()) created_unix = stored->created_unix_s();
   }
   std::set<std::string> seen;
-  for (const std::string& key : spec.problems()) {
+  for (int index = 0; index < spec.problems_size(); ++index) {
+    const std::string& key = spec.problems(index);
     auto problem = strategies::ParseProblemKey(key);
     if (!problem.ok()) return problem.status();
     if (!seen.insert(problem->Key()).second)
       return absl::InvalidArgumentError(absl::StrCat("problem ", problem->Key(), " is listed twice"));
-    auto tpl = spec.template_name().empty() ? strategies::DefaultTemplateFor(problem->family)
-                                            : strategies::FindTemplate(spec.template_name());
+    std::string template_reason;
+    auto tpl = [&]() -> absl::StatusOr<strategies::StrategyTemplate> {
+      if (templates_stored) return strategies::FindTemplate(spec.problem_templates(index));
+      if (!spec.template_name().empty()) return strategies::FindTemplate(spec.template_name());
+      auto choice = strategies::ChooseTemplate(*problem, target_features);
+      if (!choice.ok()) return choice.status();
+      template_reason = std::move(choice->reason);
+      return std::move(choice->tpl);
+    }();
     if (!tpl.ok()) return absl::InvalidArgumentError(tpl.status().message());
     if (!tpl->TunesFamily(problem->family))
       return absl::InvalidArgumentError(absl::StrCat("template ", tpl->name, " tunes ", tpl->family,
@@ -183,6 +201,8 @@ absl::StatusOr<std::unique_ptr<Coordinator::JobRun>> Coordinator::PlanJob(
     run->template_name = tpl->name;
     run->template_text = tpl->text;
     run->template_digest = strategies::TemplateDigest(tpl->text);
+    run->template_reason = std::move(template_reason);
+    run->needs_features = knobs->cpu_features;
     run->candidates = CandidateSpace(*knobs);
     run->budget = spec.trials();
 
@@ -392,7 +412,9 @@ absl::Status Coordinator::ResumeRunningJobs() {
   for (int64_t id : *ids) {
     auto stored = store_->GetJob(id);
     if (!stored.ok()) return stored.status();
-    auto job = PlanJob(id, stored->spec(), /*resuming=*/true);
+    // No worker has registered yet: a job stored without its templates (before
+    // schema v3) gets its template_name or each family's portable default, as then.
+    auto job = PlanJob(id, stored->spec(), /*resuming=*/true, /*target_features=*/{});
     if (!job.ok()) {
       (void)store_->FinishJob(id, mtune::v1::JOB_STATE_FAILED,
                               "cannot resume: " + std::string(job.status().message()));
@@ -412,8 +434,16 @@ absl::Status Coordinator::ResumeRunningJobs() {
 }
 
 absl::StatusOr<mtune::v1::Job> Coordinator::SubmitJob(const mtune::v1::JobSpec& spec) {
-  // Validate everything before storing anything.
-  auto planned = PlanJob(0, spec, /*resuming=*/false);
+  // Validate everything before storing anything. Templates are chosen for the
+  // targets of the workers registered now (the same job submitted before any worker
+  // registers gets each family's portable default; its status says so).
+  std::vector<std::string> target_features;
+  {
+    Locked lock(*this);
+    for (const auto& [id, w] : workers_)
+      if (!w.gone) target_features.push_back(w.info.target().features());
+  }
+  auto planned = PlanJob(0, spec, /*resuming=*/false, target_features);
   if (!planned.ok()) return planned.status();
   std::vector<std::pair<std::string, uint32_t>> problems;
   mtune::v1::JobSpec canonical = spec;
@@ -425,6 +455,7 @@ absl::StatusOr<mtune::v1::Job> Coordinator::SubmitJob(const mtune::v1::JobSpec& 
                           run->confirm_top > 0 ? run->budget
                                           : static_cast<uint32_t>(std::min<uint64_t>(spec.trials(), size)));
     canonical.add_problems(run->problem.Key());
+    canonical.add_problem_templates(run->template_name);
   }
   auto id = store_->CreateJob(canonical, problems);
   if (!id.ok()) return id.status();
@@ -438,7 +469,7 @@ absl::StatusOr<mtune::v1::Job> Coordinator::SubmitJob(const mtune::v1::JobSpec& 
     WakeWorkersLocked();
   }
   job_changed_.notify_all();
-  return store_->GetJob(*id);
+  return GetJob(*id);  // with each problem's template and why
 }
 
 absl::StatusOr<mtune::v1::ListJobsResponse> Coordinator::ListJobs(uint32_t limit,
@@ -483,6 +514,20 @@ absl::StatusOr<mtune::v1::Job> Coordinator::GetJob(int64_t job_id) {
       progress->set_stopped(run->stopped);
       progress->set_warm_start_seeds(run->warm_start_seeds);
       progress->set_warm_start_prior(run->warm_start_prior);
+      progress->set_template_reason(run->template_reason);
+      if (!run->needs_features.empty() && !live->second->ended) {
+        size_t registered = 0;
+        bool runnable = false;
+        for (const auto& [id, w] : workers_) {
+          if (w.gone) continue;
+          ++registered;
+          runnable = runnable || HasFeatures(w, run->needs_features);
+        }
+        if (!runnable)
+          progress->set_waiting_for(absl::StrCat(
+              "a worker with ", absl::StrJoin(run->needs_features, ", "), " (", run->template_name,
+              " needs them; none of the ", registered, " live workers has them all)"));
+      }
     }
   }
   return job;
@@ -681,7 +726,7 @@ bool Coordinator::ProposeOneLocked(JobRun& job, ProblemRun& run) {
     return true;
   }
   task.set_script(std::move(*script));
-  queue_.push_back({std::make_shared<mtune::v1::Task>(std::move(task)), points[0]});
+  queue_.push_back({std::make_shared<mtune::v1::Task>(std::move(task)), points[0], run.needs_features});
   return true;
 }
 
@@ -796,6 +841,8 @@ absl::StatusOr<mtune::v1::RegisterResponse> Coordinator::Register(
   WorkerState w;
   w.id = absl::StrCat(request.name(), "#", next_worker_serial_++);
   w.info = request;
+  for (absl::string_view f : absl::StrSplit(request.target().features(), ',', absl::SkipEmpty()))
+    if (absl::ConsumePrefix(&f, "+")) w.features.emplace(f);
   w.last_seen = now;
   mtune::v1::RegisterResponse response;
   response.set_worker_id(w.id);
@@ -834,7 +881,7 @@ absl::StatusOr<std::shared_ptr<const mtune::v1::Task>> Coordinator::NextTask(
     WorkerState& w = it->second;
     if (stopping_) return nullptr;
     if (!w.streaming) return nullptr;  // its Work stream ended meanwhile
-    if (!queue_.empty() && CanTakeTaskLocked(w)) {
+    if (CanTakeTaskLocked(w) && FirstRunnableLocked(w) != queue_.end()) {
       if (w.waiting) {  // woken by something else than WakeWorkersLocked
         w.waiting = false;
         std::erase(waiting_, worker_id);
@@ -859,9 +906,20 @@ absl::StatusOr<std::shared_ptr<const mtune::v1::Task>> Coordinator::NextTask(
   return LeaseLocked(it->second);
 }
 
+bool Coordinator::HasFeatures(const WorkerState& w, const std::vector<std::string>& features) {
+  return std::all_of(features.begin(), features.end(),
+                     [&](const std::string& f) { return w.features.contains(f); });
+}
+
+std::deque<Coordinator::QueuedTask>::iterator Coordinator::FirstRunnableLocked(const WorkerState& w) {
+  return std::find_if(queue_.begin(), queue_.end(),
+                      [&](const QueuedTask& q) { return HasFeatures(w, q.needs_features); });
+}
+
 std::shared_ptr<const mtune::v1::Task> Coordinator::LeaseLocked(WorkerState& w) {
-  QueuedTask queued = std::move(queue_.front());
-  queue_.pop_front();
+  const auto first = FirstRunnableLocked(w);
+  QueuedTask queued = std::move(*first);
+  queue_.erase(first);
   // Shared with the stream that sends it, which serializes it outside mu_: a task
   // still held by an earlier stream (re-queued while being sent) is copied before
   // it changes.
@@ -930,13 +988,16 @@ void Coordinator::WakeWorkersLocked() {
       it = waiting_.erase(it);
       continue;
     }
-    if (!CanTakeTaskLocked(w->second)) {  // busy (window full) or gone
+    // Busy (window full), gone, or nothing queued that it can run (tasks of
+    // templates needing CPU features it lacks wait for a worker that has them).
+    if (!CanTakeTaskLocked(w->second) || FirstRunnableLocked(w->second) == queue_.end()) {
       ++it;
       continue;
     }
     if (w->second.sink) {
       // Push mode: leased here, sent when mu_ is released (Locked), by this thread.
-      while (tasks > 0 && CanTakeTaskLocked(w->second)) {
+      while (tasks > 0 && CanTakeTaskLocked(w->second) &&
+             FirstRunnableLocked(w->second) != queue_.end()) {
         deliveries_.emplace_back(w->second.sink, LeaseLocked(w->second));
         --tasks;
       }

@@ -151,12 +151,19 @@ class Coordinator {
     // mu_ and only while no stream holds it.
     std::shared_ptr<mtune::v1::Task> task;
     search::Point point;
+    // CPU features its template needs (mtune.cpu_features): only a worker whose
+    // target has them all is leased it.
+    std::vector<std::string> needs_features;
   };
   struct ProblemRun {
     strategies::Problem problem;
     std::string template_name;
     std::string template_text;
     std::string template_digest;  // strategies::TemplateDigest(template_text)
+    // Why the template was chosen (strategies/template_choice.h); empty when the job named it.
+    std::string template_reason;
+    // The template's mtune.cpu_features: its tasks go only to workers that have them.
+    std::vector<std::string> needs_features;
     // The template's knobs; the search proposes over its free ones.
     CandidateSpace candidates;
     std::optional<strategies::TemplateInstantiator> instantiator;
@@ -197,6 +204,8 @@ class Coordinator {
   struct WorkerState {
     std::string id;
     mtune::v1::RegisterRequest info;
+    // The features its target enables ("+name" in info.target().features()).
+    std::set<std::string> features;
     double last_seen = 0;  // monotonic seconds
     bool streaming = false;
     bool gone = false;
@@ -224,9 +233,13 @@ class Coordinator {
   };
 
   // Validates `spec` and builds the job's runtime state; when `resuming`, the
-  // candidates the store already holds for the job are never proposed again.
+  // candidates the store already holds for the job are never proposed again and its
+  // stored templates are kept. A problem of a job that names no template gets the
+  // one strategies::ChooseTemplate picks for `target_features` (the registered
+  // workers' targets).
   absl::StatusOr<std::unique_ptr<JobRun>> PlanJob(int64_t job_id, const mtune::v1::JobSpec& spec,
-                                                  bool resuming) const;
+                                                  bool resuming,
+                                                  const std::vector<std::string>& target_features) const;
   // Builds `run`'s search for a job that searches (spec.search()): seeded with the
   // template's starting candidates and, with warm start, the nearest stored
   // problems' best (and `model`'s prior); `measured` are never proposed.
@@ -274,7 +287,12 @@ class Coordinator {
   // WakeWorkersLocked leased to push-mode workers meanwhile to their sinks,
   // outside mu_ (a sink writes to the network and may call back in).
   class Locked;
-  // Leases the queue's front task to `w` (caller holds mu_; queue not empty).
+  // Whether `w`'s target has every one of `features`.
+  static bool HasFeatures(const WorkerState& w, const std::vector<std::string>& features);
+  // The first queued task `w` can run (its CPU has the features the task's template
+  // needs), or queue_.end().
+  std::deque<QueuedTask>::iterator FirstRunnableLocked(const WorkerState& w);
+  // Leases the first queued task `w` can run to `w` (caller holds mu_; there is one).
   std::shared_ptr<const mtune::v1::Task> LeaseLocked(WorkerState& w);
   // Lists a push-mode worker as waiting for work (it has room in its window).
   void ListWaitingLocked(WorkerState& w);

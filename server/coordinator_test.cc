@@ -360,5 +360,123 @@ TEST_F(CoordinatorOnAStore, AProblemWithoutAValidCandidateIsRefused) {
   EXPECT_TRUE(coordinator_->SubmitJob(job).ok());
 }
 
+// A worker the test plays on a CPU with `features` (an LLVM feature string).
+std::string RegisterWorkerWith(Coordinator& coordinator, const std::string& name, const std::string& features) {
+  mtune::v1::RegisterRequest request;
+  request.set_name(name);
+  request.mutable_target()->set_id("cpu:test:" + name);
+  request.mutable_target()->set_kind("cpu");
+  request.mutable_target()->set_features(features);
+  request.mutable_calibration()->set_peak_gflops_f32(100);
+  auto registered = coordinator.Register(request);
+  EXPECT_TRUE(registered.ok()) << registered.status();
+  return registered.ok() ? registered->worker_id() : "";
+}
+
+constexpr char kAvx2Cpu[] = "+avx2,+fma,-avx512bf16,-amx-tile,-amx-bf16";
+constexpr char kAmxCpu[] = "+avx512f,+avx512bf16,+amx-tile,+amx-bf16";
+constexpr char kBf16Matmul[] = "matmul:m=64,n=64,k=64:bf16";
+
+mtune::v1::JobSpec Bf16AndF32Matmuls() {
+  mtune::v1::JobSpec spec;
+  spec.add_problems(kBf16Matmul);
+  spec.add_problems(kSmallMatmul);
+  spec.set_trials(2);
+  spec.set_search("random");
+  spec.set_seed(5);
+  spec.set_allocation("equal");
+  return spec;
+}
+
+// A job naming no template gets, per problem, the best suited one that a registered
+// worker's CPU can run; the choice is stored with the job and kept when it resumes
+// after a restart, whoever has registered again by then.
+TEST(Coordinator, ChoosesEachProblemsTemplateForTheRegisteredWorkersAndKeepsItOnResume) {
+  ScratchDir scratch;
+  auto store = db::Store::Open(scratch.Path("mtune.sqlite"));
+  ASSERT_TRUE(store.ok()) << store.status();
+  int64_t job_id = 0;
+  {
+    Coordinator coordinator(store->get(), CoordinatorOptions());
+    RegisterWorkerWith(coordinator, "avx2", kAvx2Cpu);
+    auto portable = coordinator.SubmitJob(Bf16AndF32Matmuls());
+    ASSERT_TRUE(portable.ok()) << portable.status();
+    EXPECT_THAT(portable->spec().problem_templates(), ElementsAre("matmul_packed", "matmul_packed"));
+    ASSERT_EQ(portable->progress_size(), 2);
+    EXPECT_THAT(portable->progress(0).template_reason(),
+                HasSubstr("matmul_bf16_amx needs amx-tile, amx-bf16, which no target has"));
+    ASSERT_TRUE(coordinator.CancelJob(portable->id()).ok());
+
+    RegisterWorkerWith(coordinator, "amx", kAmxCpu);
+    auto amx = coordinator.SubmitJob(Bf16AndF32Matmuls());
+    ASSERT_TRUE(amx.ok()) << amx.status();
+    EXPECT_THAT(amx->spec().problem_templates(), ElementsAre("matmul_bf16_amx", "matmul_packed"));
+    EXPECT_THAT(amx->progress(0).template_reason(), HasSubstr("preferred"));
+    EXPECT_EQ(amx->progress(1).template_reason(), "the family's default");
+    job_id = amx->id();
+
+    // A client does not choose per problem: that is the coordinator's to record.
+    mtune::v1::JobSpec forged = Bf16AndF32Matmuls();
+    forged.add_problem_templates("matmul_bf16_amx");
+    forged.add_problem_templates("matmul_packed");
+    EXPECT_EQ(coordinator.SubmitJob(forged).status().code(), absl::StatusCode::kInvalidArgument);
+  }
+  Coordinator restarted(store->get(), CoordinatorOptions());
+  ASSERT_TRUE(restarted.ResumeRunningJobs().ok());
+  const std::string amx = RegisterWorkerWith(restarted, "amx", kAmxCpu);
+  std::set<std::string> leased_templates;
+  for (int i = 0; i < 4; ++i) {
+    auto task = restarted.NextTask(amx, 2, /*window=*/4);
+    ASSERT_TRUE(task.ok() && *task != nullptr);
+    EXPECT_EQ((*task)->job_id(), job_id);
+    leased_templates.insert((*task)->candidate().template_name());
+  }
+  EXPECT_THAT(leased_templates, ElementsAre("matmul_bf16_amx", "matmul_packed"));
+}
+
+// Tasks of a template that needs CPU features go only to workers that have them; the
+// others take the rest of the queue. While no live worker has them, the problem's
+// progress says what it waits for.
+TEST(Coordinator, LeasesTasksOnlyToWorkersWhoseCpuCanRunThem) {
+  ScratchDir scratch;
+  auto store = db::Store::Open(scratch.Path("mtune.sqlite"));
+  ASSERT_TRUE(store.ok()) << store.status();
+  Coordinator coordinator(store->get(), CoordinatorOptions());
+  const std::string avx2 = RegisterWorkerWith(coordinator, "avx2", kAvx2Cpu);
+  const std::string amx = RegisterWorkerWith(coordinator, "amx", kAmxCpu);
+  auto job = coordinator.SubmitJob(Bf16AndF32Matmuls());
+  ASSERT_TRUE(job.ok()) << job.status();
+  ASSERT_THAT(job->spec().problem_templates(), ElementsAre("matmul_bf16_amx", "matmul_packed"));
+
+  // The AVX2 worker, asking first, is leased the f32 tasks only, then nothing.
+  std::vector<std::string> avx2_problems;
+  for (;;) {
+    auto task = coordinator.NextTask(avx2, 0.3, /*window=*/4);
+    ASSERT_TRUE(task.ok()) << task.status();
+    if (*task == nullptr) break;
+    avx2_problems.push_back((*task)->problem());
+  }
+  EXPECT_THAT(avx2_problems, ElementsAre(kSmallMatmul, kSmallMatmul));
+  auto waiting = coordinator.GetJob(job->id());
+  ASSERT_TRUE(waiting.ok()) << waiting.status();
+  EXPECT_EQ(waiting->progress(0).waiting_for(), "");  // the AMX worker is live
+
+  // With the AMX worker gone, the bf16 problem waits, and says for what.
+  coordinator.WorkerDisconnected(amx);
+  waiting = coordinator.GetJob(job->id());
+  ASSERT_TRUE(waiting.ok()) << waiting.status();
+  EXPECT_THAT(waiting->progress(0).waiting_for(), HasSubstr("a worker with amx-tile, amx-bf16"));
+  EXPECT_EQ(waiting->progress(1).waiting_for(), "");
+
+  // Back again: it is leased the bf16 tasks.
+  const std::string amx_again = RegisterWorkerWith(coordinator, "amx", kAmxCpu);
+  for (int i = 0; i < 2; ++i) {
+    auto task = coordinator.NextTask(amx_again, 2, /*window=*/4);
+    ASSERT_TRUE(task.ok() && *task != nullptr);
+    EXPECT_EQ((*task)->problem(), kBf16Matmul);
+    EXPECT_EQ((*task)->candidate().template_name(), "matmul_bf16_amx");
+  }
+}
+
 }  // namespace
 }  // namespace mtune::server

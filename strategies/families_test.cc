@@ -29,6 +29,11 @@ TEST(Families, EveryExampleParsesAndItsPayloadVerifies) {
       ASSERT_TRUE(tpl.ok()) << tpl.status();
       EXPECT_TRUE(tpl->TunesFamily(family.name)) << tpl->name << " does not list " << family.name;
     }
+    for (const std::string& name : family.target_templates) {
+      auto tpl = FindTemplate(name);
+      ASSERT_TRUE(tpl.ok()) << tpl.status();
+      EXPECT_TRUE(tpl->TunesFamily(family.name)) << name << " does not list " << family.name;
+    }
   }
 }
 

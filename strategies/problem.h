@@ -62,6 +62,10 @@ struct FamilyInfo {
   std::string example;
   // Empty while the family has no strategy template yet.
   std::string default_template;
+  // Templates preferred over the default where they apply (a problem of their element
+  // types and shapes, a target with their CPU features), best first
+  // (strategies/template_choice.h).
+  std::vector<std::string> target_templates;
 };
 
 // Every supported op family.

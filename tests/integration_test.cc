@@ -11,6 +11,7 @@
 #include <set>
 #include <thread>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
 #include "db/export.h"
 #include "db/store.h"
@@ -427,6 +428,39 @@ TEST_F(Cluster, SeveralProblemsShareTheirTrialsByExpectedGain) {
 
   spec.set_allocation("evenly");
   EXPECT_EQ(Submit(spec, &job).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+}
+
+// A job naming no template: a bf16 matmul gets the fastest template the registered
+// worker's CPU runs (AMX tiles, AVX512-BF16 dot products, or bf16 widened to f32),
+// whose candidates that worker then compiles and verifies for real.
+TEST_F(Cluster, ABf16MatmulIsTunedWithTheTemplateItsWorkersCpuRuns) {
+  StartWorker("w0", 0);
+  WaitForWorkers(1);
+  const std::string features = Workers().workers(0).target().features() + ",";
+  const bool amx = absl::StrContains(features, "+amx-tile,") && absl::StrContains(features, "+amx-bf16,");
+  const std::string expected = amx                                         ? "matmul_bf16_amx"
+                               : absl::StrContains(features, "+avx512bf16,") ? "matmul_bf16_vnni"
+                                                                             : "matmul_packed";
+  mtune::v1::JobSpec spec;
+  spec.add_problems("matmul:m=40,n=64,k=64:bf16");
+  spec.set_search("random");
+  spec.set_trials(2);
+  spec.set_seed(2);
+  mtune::v1::Job job;
+  ASSERT_TRUE(Submit(spec, &job).ok());
+  ASSERT_EQ(job.spec().problem_templates_size(), 1);
+  EXPECT_EQ(job.spec().problem_templates(0), expected);
+  ASSERT_EQ(job.progress_size(), 1);
+  EXPECT_FALSE(job.progress(0).template_reason().empty());
+  job = WaitForEnd(job.id(), 240);
+  EXPECT_EQ(job.state(), mtune::v1::JOB_STATE_SUCCEEDED) << job.message();
+  EXPECT_EQ(job.trials_failed(), 0u);
+  const auto results = Results(job.id());
+  ASSERT_EQ(results.size(), 2u);
+  for (const auto& trial : results) {
+    EXPECT_EQ(trial.candidate().template_name(), expected);
+    EXPECT_EQ(trial.result().status(), mtune::v1::RESULT_STATUS_OK) << trial.result().error();
+  }
 }
 
 // A worker that compiles the next candidates on another core while it times one

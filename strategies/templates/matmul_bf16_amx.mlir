@@ -2,8 +2,8 @@
 // tdpbf16ps: one instruction multiplies a 16 x 32 bf16 tile of A by a 32 x 16 tile
 // of B packed in k pairs (VNNI) into a 16 x 16 f32 accumulator tile, 16 times the
 // work of AVX512-BF16's vdpbf16ps. Only for CPUs with AMX (mtune.cpu_features) and
-// bf16 problems (mtune.element_types); name it in a job (`--template
-// matmul_bf16_amx`).
+// bf16 problems (mtune.element_types). The first choice for a bf16 matmul of a job
+// that names no template where a worker has AMX (strategies/template_choice.h).
 // mtune-family: matmul, matmul_transpose_a, matmul_transpose_b
 //
 // Level 1 tiles n and k (tile_n1, tile_k1: divisors of n and k), the loop order of

@@ -3,9 +3,10 @@
 // both products to one f32 lane. Only for CPUs with avx512bf16 (mtune.cpu_features:
 // workers without it report COMPILE_ERROR for every candidate, since LLVM cannot
 // select the instruction there and would stop the process) and bf16 problems
-// (mtune.element_types); name it in a job (`--template matmul_bf16_vnni`).
-// matmul_packed, the default for bf16 too, widens bf16 to f32 inside its loop
-// instead. On the Intel Xeon host of sessions 23-30 (AVX512-BF16 and AMX), tuned
+// (mtune.element_types). The choice for a bf16 matmul of a job that names no
+// template where no worker has AMX but one has avx512bf16, and for shapes AMX's
+// 16-column tiles do not fit (strategies/template_choice.h); elsewhere
+// matmul_packed, the family's default, widens bf16 to f32 inside its loop instead. On the Intel Xeon host of sessions 23-30 (AVX512-BF16 and AMX), tuned
 // with 24 model trials each (session 30, `mtune-bench-families --db`, 5 rounds):
 // 256^3, 512^3, 1024^3 and 128x3072x768 ran at 114-121 GFLOP/s, 1.06-1.43x
 // matmul_packed tuned the same way (86-106), and 0.09-0.15x oneDNN, whose bf16

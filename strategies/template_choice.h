@@ -1,0 +1,31 @@
+// Which built-in template tunes a problem when a job names none. A family has one
+// portable default template (FamilyInfo::default_template) and may list templates
+// that beat it where they apply (FamilyInfo::target_templates: bf16 matmuls on AMX
+// tiles, then on AVX512-BF16). Those apply to a problem when they tune its element
+// type, have a valid candidate for its shape, and a target that will run it has the
+// CPU features they declare (mtune.cpu_features); the first that applies wins.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "strategies/problem.h"
+#include "strategies/template_library.h"
+
+namespace mtune::strategies {
+
+struct TemplateChoice {
+  StrategyTemplate tpl;
+  // One line for people: why this template, and why each preferred one was passed over.
+  std::string reason;
+};
+
+// `target_features`: the LLVM feature strings ("+avx512f,+amx-tile,...") of the
+// targets that may run the problem's tasks (a coordinator's registered workers, or
+// this host); a template needing features applies when one of them has them all.
+// NotFound when the family has no template at all.
+absl::StatusOr<TemplateChoice> ChooseTemplate(const Problem& problem,
+                                              const std::vector<std::string>& target_features);
+
+}  // namespace mtune::strategies

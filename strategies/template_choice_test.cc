@@ -1,0 +1,84 @@
+#include "strategies/template_choice.h"
+
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace mtune::strategies {
+namespace {
+
+using testing::HasSubstr;
+using testing::Not;
+
+constexpr char kAmx[] = "+avx512f,+avx512bf16,+amx-tile,+amx-bf16";
+constexpr char kAvx512Bf16[] = "+avx512f,+avx512bf16,-amx-tile,-amx-bf16";
+constexpr char kAvx2[] = "+avx2,+fma,-avx512f,-avx512bf16";
+
+TemplateChoice Choose(const std::string& key, const std::vector<std::string>& targets) {
+  auto problem = ParseProblemKey(key);
+  EXPECT_TRUE(problem.ok()) << problem.status();
+  auto choice = ChooseTemplate(*problem, targets);
+  EXPECT_TRUE(choice.ok()) << choice.status();
+  return choice.ok() ? *choice : TemplateChoice{};
+}
+
+TEST(ChooseTemplate, F32IsTheFamilysDefaultWhateverTheCpu) {
+  const TemplateChoice choice = Choose("matmul:m=512,n=512,k=512:f32", {kAmx});
+  EXPECT_EQ(choice.tpl.name, "matmul_packed");
+  // The bf16-only templates are no choice for f32: not listed as passed over.
+  EXPECT_EQ(choice.reason, "the family's default");
+  EXPECT_EQ(Choose("conv_2d_nhwc_hwcf:n=1,h=10,w=10,c=32,kh=3,kw=3,f=32,sh=1,sw=1,dh=1,dw=1:f32", {kAmx})
+                .tpl.name,
+            "conv_2d_decomposed");
+}
+
+TEST(ChooseTemplate, Bf16MatmulTakesTheFastestTemplateTheTargetsCanRun) {
+  for (const char* family : {"matmul", "matmul_transpose_a", "matmul_transpose_b"}) {
+    const std::string key = std::string(family) + ":m=512,n=512,k=512:bf16";
+    EXPECT_EQ(Choose(key, {kAmx}).tpl.name, "matmul_bf16_amx") << key;
+    const TemplateChoice portable = Choose(key, {kAvx2});
+    EXPECT_EQ(portable.tpl.name, "matmul_packed") << key;
+    EXPECT_THAT(portable.reason, HasSubstr("matmul_bf16_amx needs amx-tile, amx-bf16, which no target has"));
+  }
+  // matmul_bf16_vnni tunes the AB layout only.
+  const TemplateChoice vnni = Choose("matmul:m=512,n=512,k=512:bf16", {kAvx512Bf16});
+  EXPECT_EQ(vnni.tpl.name, "matmul_bf16_vnni");
+  EXPECT_THAT(vnni.reason, HasSubstr("matmul_bf16_amx needs amx-tile, amx-bf16, which no target has"));
+  EXPECT_THAT(Choose("matmul:m=512,n=512,k=512:bf16", {kAvx2}).reason,
+              HasSubstr("matmul_bf16_vnni needs avx512bf16, which no target has"));
+  const TemplateChoice transposed = Choose("matmul_transpose_b:m=512,n=512,k=512:bf16", {kAvx512Bf16});
+  EXPECT_EQ(transposed.tpl.name, "matmul_packed");
+  EXPECT_THAT(transposed.reason, Not(HasSubstr("matmul_bf16_vnni")));
+}
+
+TEST(ChooseTemplate, OneTargetWithTheFeaturesIsEnough) {
+  EXPECT_EQ(Choose("matmul:m=256,n=256,k=256:bf16", {kAvx2, kAmx}).tpl.name, "matmul_bf16_amx");
+}
+
+TEST(ChooseTemplate, NoKnownTargetMeansThePortableDefaultAndSaysSo) {
+  const TemplateChoice choice = Choose("matmul:m=256,n=256,k=256:bf16", {});
+  EXPECT_EQ(choice.tpl.name, "matmul_packed");
+  EXPECT_THAT(choice.reason, HasSubstr("no worker registered"));
+}
+
+TEST(ChooseTemplate, ShapesATemplateCannotTileFallThrough) {
+  // n = 40: no cache tile of n is a multiple of 16 columns, which both bf16 templates
+  // need (AMX's tiles, AVX512-BF16's vectors).
+  const TemplateChoice n40 = Choose("matmul:m=37,n=40,k=34:bf16", {kAmx});
+  EXPECT_EQ(n40.tpl.name, "matmul_packed");
+  EXPECT_THAT(n40.reason, HasSubstr("matmul_bf16_amx has no valid candidate for this shape"));
+  EXPECT_THAT(n40.reason, HasSubstr("matmul_bf16_vnni has no valid candidate for this shape"));
+  // An odd k has no pairs.
+  const TemplateChoice odd_k = Choose("matmul:m=37,n=96,k=67:bf16", {kAmx});
+  EXPECT_EQ(odd_k.tpl.name, "matmul_packed");
+  EXPECT_THAT(odd_k.reason, HasSubstr("matmul_bf16_amx has no valid candidate"));
+  EXPECT_THAT(odd_k.reason, Not(HasSubstr("which no target has")));
+  // Where they tile it, they are chosen.
+  EXPECT_EQ(Choose("matmul:m=37,n=96,k=34:bf16", {kAmx}).tpl.name, "matmul_bf16_amx");
+  EXPECT_EQ(Choose("matmul:m=37,n=96,k=34:bf16", {kAvx512Bf16}).tpl.name, "matmul_bf16_vnni");
+}
+
+}  // namespace
+}  // namespace mtune::strategies
