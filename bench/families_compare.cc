@@ -32,6 +32,7 @@
 #include "strategies/problem.h"
 #include "worker/affinity.h"
 #include "worker/amx.h"
+#include "worker/bf16_dot.h"
 #include "worker/calibration.h"
 #include "worker/jit_kernel.h"
 #include "worker/kernel_operands.h"
@@ -107,9 +108,11 @@ struct ProblemReport {
   // StreamGbps), which a reduction (reads only, nearly) is held against.
   double read_gbps_at_footprint = 0;
   // Compute-bound rows: the peak timed in this row's rounds, GFLOP/s (0: not timed),
-  // of the FMA loop or, where amx_peak, of the AMX bf16 loop.
+  // of `peak_loop`: "fma_f32" (the FMA loop), or for bf16 rows the fastest bf16 loop
+  // the CPU has, "amx_bf16" (AMX tiles) or "bf16_dot" (AVX512-BF16 dot products), as
+  // worker/roofline.h PeakGflopsFor holds bf16 problems against.
   double peak_gflops = 0;
-  bool amx_peak = false;
+  std::string peak_loop = "fma_f32";
   // Per-round medians of the yardstick loops (seconds), for ratios paired by round.
   std::map<int, double> peak_by_round_s, copy_by_round_s, read_by_round_s;
   double copy_bytes = 0;  // what one run of the copy loop moves
@@ -144,6 +147,7 @@ struct Fixture {
   std::vector<OperandSet> sets;
   worker::FmaLoop fma_loop;
   std::unique_ptr<worker::AmxBf16Loop> amx_loop;  // bf16 rows on a CPU with AMX
+  std::unique_ptr<worker::Bf16DotLoop> bf16_dot_loop;  // bf16 rows on one with AVX512-BF16 only
 };
 
 const std::vector<worker::TypedBuffer>& BuffersOf(const Fixture& fx, size_t set) {
@@ -375,9 +379,16 @@ void TimeProblem(const Flags& flags, ProblemReport& report, Fixture& fx) {
     for (const std::string& impl : TimedNames(report)) {
       const std::string name = BenchmarkName(report, round, impl);
       benchmark::internal::Benchmark* registered = nullptr;
-      if (impl == kPeak && report.amx_peak) {
+      if (impl == kPeak && report.peak_loop == "amx_bf16") {
         if (!fx.amx_loop) fx.amx_loop = std::make_unique<worker::AmxBf16Loop>();
         worker::AmxBf16Loop* loop = fx.amx_loop.get();
+        const double flops = report.problem.Flops();
+        registered = benchmark::RegisterBenchmark(name.c_str(), [loop, flops](benchmark::State& state) {
+          for (auto _ : state) loop->Run(flops);
+        });
+      } else if (impl == kPeak && report.peak_loop == "bf16_dot") {
+        if (!fx.bf16_dot_loop) fx.bf16_dot_loop = std::make_unique<worker::Bf16DotLoop>();
+        worker::Bf16DotLoop* loop = fx.bf16_dot_loop.get();
         const double flops = report.problem.Flops();
         registered = benchmark::RegisterBenchmark(name.c_str(), [loop, flops](benchmark::State& state) {
           for (auto _ : state) loop->Run(flops);
@@ -556,7 +567,7 @@ void PrintRow(const ProblemReport& r) {
               FigureCell(r, "eigen").c_str(), Cell(MtuneOver(r, "onednn")).c_str(),
               Cell(MtuneOver(r, "eigen")).c_str(),
               Cell(100 * fraction, "%.1f%%").c_str(), r.roof.level.c_str(),
-              (Cell(r.peak_gflops) + (r.amx_peak && r.peak_gflops > 0 ? "*" : "")).c_str(),
+              (Cell(r.peak_gflops) + (r.peak_loop != "fma_f32" && r.peak_gflops > 0 ? "*" : "")).c_str(),
               Cell(r.copy_gbps_at_footprint).c_str(),
               Cell(r.read_gbps_at_footprint).c_str());
 }
@@ -645,10 +656,10 @@ void PrintReport(const Flags& flags, const std::vector<ProblemReport>& reports,
   std::printf("\nmtune vs oneDNN and Eigen, f32, one thread on one pinned core (cpu %d, %s)\n",
               flags.cpu, cpu_name.c_str());
   std::printf("peak: timed beside each GFLOP/s row (column peak): the FMA loop, or for bf16 rows "
-              "on a CPU with AMX the AMX bf16 tile-multiply loop (marked *); start-up "
-              "calibration (best of 5 short runs) FMA %.2f GFLOP/s", calibration.peak_gflops_f32());
-  if (calibration.peak_gflops_amx_bf16() > 0)
-    std::printf(", AMX bf16 %.2f GFLOP/s", calibration.peak_gflops_amx_bf16());
+              "the fastest bf16 loop of the CPU, AMX tile multiplies or else AVX512-BF16 dot "
+              "products (marked *); start-up calibration (best of 5 short runs) FMA %.2f GFLOP/s",
+              calibration.peak_gflops_f32());
+  if (const std::string bf16 = worker::Bf16PeakText(calibration); !bf16.empty()) std::printf(", %s", bf16.c_str());
   std::printf("; copy bandwidth");
   for (const auto& level : calibration.bandwidth())
     std::printf(" %s %.1f GB/s", level.level().c_str(), level.gbps());
@@ -731,6 +742,8 @@ absl::Status WriteJson(const Flags& flags, const std::vector<ProblemReport>& rep
   root["calibrated_peak_gflops_f32"] = calibration.peak_gflops_f32();
   if (calibration.peak_gflops_amx_bf16() > 0)
     root["calibrated_peak_gflops_amx_bf16"] = calibration.peak_gflops_amx_bf16();
+  if (calibration.peak_gflops_bf16_dot() > 0)
+    root["calibrated_peak_gflops_bf16_dot"] = calibration.peak_gflops_bf16_dot();
   nlohmann::json levels = nlohmann::json::array();
   for (const auto& level : calibration.bandwidth())
     levels.push_back({{"level", level.level()}, {"gbps", level.gbps()},
@@ -756,7 +769,7 @@ absl::Status WriteJson(const Flags& flags, const std::vector<ProblemReport>& rep
     if (r.read_gbps_at_footprint > 0) row["read_gbps_at_footprint"] = r.read_gbps_at_footprint;
     if (r.peak_gflops > 0) {
       row["peak_gflops"] = r.peak_gflops;
-      row["peak_loop"] = r.amx_peak ? "amx_bf16" : "fma_f32";
+      row["peak_loop"] = r.peak_loop;
     }
     nlohmann::json impls = nlohmann::json::object();
     for (const auto& [name, s] : r.impls) {
@@ -933,8 +946,8 @@ int Run(const Flags& flags) {
   const mtune::v1::Calibration calibration = worker::Calibrate(calibration_options, &notes);
   for (const std::string& note : notes) std::fprintf(stderr, "  calibration: %s\n", note.c_str());
   std::fprintf(stderr, "  FMA peak %.2f GFLOP/s\n", calibration.peak_gflops_f32());
-  if (calibration.peak_gflops_amx_bf16() > 0)
-    std::fprintf(stderr, "  AMX bf16 peak %.2f GFLOP/s\n", calibration.peak_gflops_amx_bf16());
+  if (const std::string bf16 = worker::Bf16PeakText(calibration); !bf16.empty())
+    std::fprintf(stderr, "  %s\n", bf16.c_str());
 
   if (absl::Status got = GetMtuneKernels(flags, calibration, reports); !got.ok()) {
     std::fprintf(stderr, "%s\n", got.ToString().c_str());
@@ -954,7 +967,10 @@ int Run(const Flags& flags) {
         wrong_baseline = true;
         std::fprintf(stderr, "  %s gives a wrong result: %s\n", impl, r.impls[impl].detail.c_str());
       }
-    r.amx_peak = r.problem.element_type == "bf16" && calibration.peak_gflops_amx_bf16() > 0;
+    if (r.problem.element_type == "bf16")
+      r.peak_loop = calibration.peak_gflops_amx_bf16() > 0   ? "amx_bf16"
+                    : calibration.peak_gflops_bf16_dot() > 0 ? "bf16_dot"
+                                                             : "fma_f32";
     TimeProblem(flags, r, fixture);
     // A bandwidth-bound row's roof is the stream of its reads and writes at its
     // footprint, from the copy and read loops timed beside it.

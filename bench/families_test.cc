@@ -10,6 +10,7 @@
 
 #include "bench/family_suite.h"
 #include "worker/amx.h"
+#include "worker/bf16_dot.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
@@ -182,12 +183,16 @@ TEST(BenchFamilies, TinyRunVerifiesEveryBaselineAndPrintsTheTable) {
       EXPECT_GT(row.value("read_gbps_at_footprint", 0.0), 0.0);
     }
     // Compute-bound rows are set against the peak timed in their own rounds: the FMA
-    // loop's, or for bf16 rows on a CPU with AMX the AMX bf16 loop's.
+    // loop's, or for bf16 rows the fastest bf16 loop of the CPU (AMX, AVX512-BF16).
     EXPECT_EQ(row.contains("peak_gflops"), !BandwidthBound(row["family"])) << row.dump();
     if (row.contains("peak_gflops")) {
       EXPECT_GT(row["peak_gflops"].get<double>(), 0.0);
-      const bool amx = std::string(row["problem"]).ends_with(":bf16") && worker::CpuHasAmxBf16();
-      EXPECT_EQ(row["peak_loop"], amx ? "amx_bf16" : "fma_f32") << row.dump();
+      const bool bf16 = std::string(row["problem"]).ends_with(":bf16");
+      EXPECT_EQ(row["peak_loop"], !bf16                        ? "fma_f32"
+                                  : worker::CpuHasAmxBf16()    ? "amx_bf16"
+                                  : worker::CpuHasAvx512Bf16() ? "bf16_dot"
+                                                               : "fma_f32")
+          << row.dump();
     }
     const nlohmann::json& mt = row["implementations"]["mtune"];
     const std::string family = row["family"];

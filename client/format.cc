@@ -9,6 +9,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
 #include "strategies/figure.h"
+#include "worker/roofline.h"
 
 namespace mtune::client {
 namespace {
@@ -215,9 +216,8 @@ std::string FormatWorkers(const mtune::v1::ListWorkersResponse& workers) {
     absl::StrAppendFormat(&out, "%-24s %-5d %-6s %8.1f %6u %10.1f  %s\n", w.name(), w.cpu(),
                           w.state(), w.calibration().peak_gflops_f32(), w.tasks_done(),
                           w.last_seen_s_ago(), w.target().id());
-    if (w.calibration().peak_gflops_amx_bf16() > 0)
-      absl::StrAppendFormat(&out, "    AMX bf16 peak %.1f GFLOP/s (the peak of bf16 problems)\n",
-                            w.calibration().peak_gflops_amx_bf16());
+    if (const std::string bf16_peak = worker::Bf16PeakText(w.calibration()); !bf16_peak.empty())
+      absl::StrAppend(&out, "    ", bf16_peak, " (the peak of bf16 problems)\n");
     // The memory ceilings of its rooflines, per level: copy, and read where measured.
     if (w.calibration().bandwidth().empty()) continue;
     out += "    GB/s copy / read:";

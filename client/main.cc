@@ -25,6 +25,7 @@
 #include "search/search.h"
 #include "strategies/problem.h"
 #include "strategies/template_library.h"
+#include "worker/roofline.h"
 #include "worker/sandbox.h"
 
 namespace {
@@ -434,8 +435,11 @@ int main(int argc, char** argv) {
       j["peak_gflops"] = outcome->calibration.peak_gflops_f32();
       if (outcome->calibration.peak_gflops_amx_bf16() > 0)
         j["peak_gflops_amx_bf16"] = outcome->calibration.peak_gflops_amx_bf16();
+      if (outcome->calibration.peak_gflops_bf16_dot() > 0)
+        j["peak_gflops_bf16_dot"] = outcome->calibration.peak_gflops_bf16_dot();
       printf("%s\n", j.dump(2).c_str());
     } else {
+      const std::string bf16_peak = mtune::worker::Bf16PeakText(outcome->calibration);
       printf("candidate %s\n", outcome->candidate.canonical_json().c_str());
       printf("status    %s %s\n", mtune::v1::ResultStatus_Name(r.status()).c_str(),
              r.error().c_str());
@@ -446,11 +450,7 @@ int main(int argc, char** argv) {
                r.gflops(), r.gbps(), mtune::client::DurationText(r.timing().median_s()).c_str(),
                r.timing().cv() * 100, r.timing().repetitions(),
                mtune::client::RooflineText(mreq.problem, r).c_str(), outcome->calibration.peak_gflops_f32(),
-               outcome->calibration.peak_gflops_amx_bf16() > 0
-                   ? absl::StrFormat(", AMX bf16 peak %.1f GFLOP/s (bf16 problems' peak)",
-                                     outcome->calibration.peak_gflops_amx_bf16())
-                         .c_str()
-                   : "",
+               bf16_peak.empty() ? "" : absl::StrCat(", ", bf16_peak, " (bf16 problems' peak)").c_str(),
                r.compile_s(), r.verify_s(), r.total_s());
       if (print_script) printf("%s\n", outcome->script.c_str());
     }

@@ -132,9 +132,12 @@ json CalibrationJson(const mtune::v1::Calibration& calibration) {
   json out = {{"peak_gflops_f32", calibration.peak_gflops_f32()},
               {"bandwidth", levels},
               {"duration_s", calibration.duration_s()}};
-  // Only CPUs with AMX (and a worker of session 31 or later) have it.
+  // Only CPUs with AMX (and a worker of session 31 or later) have the first, only
+  // CPUs with AVX512-BF16 (and a worker of session 32 or later) the second.
   if (calibration.peak_gflops_amx_bf16() > 0)
     out["peak_gflops_amx_bf16"] = calibration.peak_gflops_amx_bf16();
+  if (calibration.peak_gflops_bf16_dot() > 0)
+    out["peak_gflops_bf16_dot"] = calibration.peak_gflops_bf16_dot();
   return out;
 }
 

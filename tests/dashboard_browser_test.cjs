@@ -201,14 +201,19 @@ async function main() {
       `roofline points ${JSON.stringify(plotted)} differ from the API's GFLOP/s ${JSON.stringify(measured)}`);
     const calibration = detail.targets[best.target_id].calibration;
     const ceilings = roofline.filter((d) => d.kind === 'ceiling');
-    const amx = PROBLEM.endsWith(':bf16') && calibration.peak_gflops_amx_bf16 > 0;
-    check(ceilings.length === calibration.bandwidth.length + 1 + (amx ? 1 : 0),
+    // bf16 problems: a second ceiling, the fastest bf16 multiply of the target.
+    const bf16 = !PROBLEM.endsWith(':bf16') ? null
+      : calibration.peak_gflops_amx_bf16 > 0 ? { value: calibration.peak_gflops_amx_bf16, label: 'AMX peak bf16' }
+      : calibration.peak_gflops_bf16_dot > 0 ? { value: calibration.peak_gflops_bf16_dot, label: 'AVX512-BF16 dot peak bf16' }
+      : null;
+    check(ceilings.length === calibration.bandwidth.length + 1 + (bf16 ? 1 : 0),
       `${ceilings.length} ceilings drawn; ${calibration.bandwidth.length} bandwidth levels + the FMA peak` +
-      `${amx ? ' + the AMX bf16 peak' : ''} expected`);
-    const amxLine = ceilings.find((d) => d.label.startsWith('AMX peak bf16'));
-    check(amx ? amxLine && amxLine.values.every((v) => v[1] === calibration.peak_gflops_amx_bf16) : !amxLine,
-      amx ? `the AMX bf16 peak line should sit at ${calibration.peak_gflops_amx_bf16} GFLOP/s`
-          : 'no AMX bf16 peak line for this problem and target');
+      `${bf16 ? ` + the ${bf16.label}` : ''} expected`);
+    const bf16Line = ceilings.find((d) => d.label.includes('peak bf16'));
+    check(bf16 ? bf16Line && bf16Line.label.startsWith(bf16.label) && bf16Line.values.every((v) => v[1] === bf16.value)
+               : !bf16Line,
+      bf16 ? `the ${bf16.label} line should sit at ${bf16.value} GFLOP/s, got ${JSON.stringify(bf16Line)}`
+           : 'no bf16 peak line for this problem and target');
     const reads = roofline.filter((d) => d.kind === 'read_ceiling');
     const withRead = calibration.bandwidth.filter((b) => b.read_gbps > 0);
     check(withRead.length === calibration.bandwidth.length,

@@ -4,6 +4,7 @@
 add_library(mtune_calibration STATIC
   ${CMAKE_CURRENT_LIST_DIR}/affinity.cc
   ${CMAKE_CURRENT_LIST_DIR}/amx.cc
+  ${CMAKE_CURRENT_LIST_DIR}/bf16_dot.cc
   ${CMAKE_CURRENT_LIST_DIR}/calibration.cc
   ${CMAKE_CURRENT_LIST_DIR}/roofline.cc)
 target_link_libraries(mtune_calibration PUBLIC

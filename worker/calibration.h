@@ -49,6 +49,10 @@ double MeasurePeakFmaGflops(double total_time_s, int repetitions);
 // RequestAmxState() granted.
 double MeasurePeakAmxBf16Gflops(double total_time_s, int repetitions);
 
+// Best-of-`repetitions` throughput of AVX512-BF16 dot products of the calling thread
+// (worker/bf16_dot.h Bf16DotLoop), GFLOP/s. Needs CpuHasAvx512Bf16().
+double MeasurePeakBf16DotGflops(double total_time_s, int repetitions);
+
 // The FMA loop the peak is measured with, for callers that time it themselves. The
 // benches time it in the same interleaved rounds, and reduce it to a median the same
 // way, as the kernels they compare: a best-of-N peak taken once at start-up would set

@@ -13,6 +13,7 @@
 #include "absl/strings/str_join.h"
 #include "worker/affinity.h"
 #include "worker/amx.h"
+#include "worker/bf16_dot.h"
 #include "worker/roofline.h"
 
 namespace mtune::worker {
@@ -217,6 +218,29 @@ TEST(Calibration, MeasuresTheAmxBf16PeakWhereTheCpuHasAmx) {
   EXPECT_THAT(all_notes, HasSubstr("bf16 matrix peak measured with AMX tdpbf16ps"));
 }
 
+TEST(Calibration, MeasuresTheBf16DotPeakWhereTheCpuHasAvx512Bf16) {
+  const CalibrationOptions options = ShortOptions({{1, "Data", "48K"}}, 8 * kMiB);
+  std::vector<std::string> notes;
+  const mtune::v1::Calibration calibration = Calibrate(options, &notes);
+  const std::string all_notes = absl::StrJoin(notes, "\n");
+  if (!CpuHasAvx512Bf16()) {
+    EXPECT_EQ(calibration.peak_gflops_bf16_dot(), 0.0);
+    EXPECT_THAT(all_notes, Not(HasSubstr("AVX512-BF16")));
+    GTEST_SKIP() << "this CPU has no AVX512-BF16";
+  }
+  EXPECT_TRUE(FinitePositive(calibration.peak_gflops_bf16_dot()));
+  EXPECT_LT(calibration.peak_gflops_bf16_dot(), 1e4) << "one core cannot do 10 TFLOP/s of vdpbf16ps";
+  EXPECT_THAT(all_notes, HasSubstr("bf16 dot-product peak measured with AVX512-BF16 vdpbf16ps"));
+}
+
+TEST(Bf16DotLoop, RunsWholeIterationsCoveringTheRequestedFlops) {
+  if (!CpuHasAvx512Bf16()) GTEST_SKIP() << "no AVX512-BF16 here";
+  Bf16DotLoop loop;
+  const double one_iteration = loop.Run(1);
+  EXPECT_EQ(one_iteration, 16 * 16 * 2 * 2) << "16 vdpbf16ps of 16 lanes, two multiply-adds each";
+  EXPECT_EQ(loop.Run(2.5 * one_iteration), 3 * one_iteration) << "rounded up to whole iterations";
+}
+
 TEST(AmxBf16Loop, RunsWholeIterationsCoveringTheRequestedFlops) {
   if (!CpuHasAmxBf16() || !RequestAmxState().ok()) GTEST_SKIP() << "no AMX bf16 here";
   AmxBf16Loop loop;
@@ -225,17 +249,22 @@ TEST(AmxBf16Loop, RunsWholeIterationsCoveringTheRequestedFlops) {
   EXPECT_EQ(loop.Run(2.5 * one_iteration), 3 * one_iteration) << "rounded up to whole iterations";
 }
 
-// bf16 problems are held against the AMX bf16 peak where the calibration has one
+// bf16 problems are held against the fastest bf16 multiply the calibration measured
 // (what the machine can do for them), other types never.
-TEST(Roofline, Bf16ProblemsTakeTheAmxPeakWhereThereIsOne) {
+TEST(Roofline, Bf16ProblemsTakeTheFastestBf16PeakThereIs) {
   mtune::v1::Calibration calibration = HandMade();
   auto bf16 = strategies::ParseProblemKey("matmul:m=64,n=64,k=64:bf16");
   auto f32 = strategies::ParseProblemKey("matmul:m=64,n=64,k=64:f32");
   auto f64 = strategies::ParseProblemKey("matmul:m=64,n=64,k=64:f64");
   ASSERT_TRUE(bf16.ok() && f32.ok() && f64.ok());
-  EXPECT_EQ(PeakGflopsFor(calibration, *bf16), 100.0) << "no AMX: bf16 is widened to f32";
+  EXPECT_EQ(PeakGflopsFor(calibration, *bf16), 100.0) << "no bf16 unit: bf16 is widened to f32";
+  EXPECT_EQ(Bf16PeakText(calibration), "");
+  calibration.set_peak_gflops_bf16_dot(200.0);
+  EXPECT_EQ(PeakGflopsFor(calibration, *bf16), 200.0) << "AVX512-BF16 dot products";
+  EXPECT_EQ(Bf16PeakText(calibration), "AVX512-BF16 dot-product peak 200.0 GFLOP/s");
   calibration.set_peak_gflops_amx_bf16(1600.0);
   EXPECT_EQ(PeakGflopsFor(calibration, *bf16), 1600.0);
+  EXPECT_EQ(Bf16PeakText(calibration), "AMX bf16 peak 1600.0 GFLOP/s");
   EXPECT_EQ(PeakGflopsFor(calibration, *f32), 100.0);
   EXPECT_EQ(PeakGflopsFor(calibration, *f64), 50.0);
 }

@@ -16,6 +16,7 @@
 #include "proto/mtune.grpc.pb.h"
 #include "worker/jit_kernel.h"
 #include "worker/pipeline.h"
+#include "worker/roofline.h"
 #include "worker/sandbox.h"
 
 namespace mtune::worker {
@@ -76,11 +77,9 @@ absl::Status WorkerDaemon::Run() {
   }
   if (!calibrated.ok()) return calibrated.status();
   const mtune::v1::Calibration calibration = *calibrated;
+  const std::string bf16_peak = Bf16PeakText(calibration);
   Log(name, absl::StrCat("calibrated: f32 FMA peak ", calibration.peak_gflops_f32(), " GFLOP/s",
-                         calibration.peak_gflops_amx_bf16() > 0
-                             ? absl::StrCat(", AMX bf16 peak ", calibration.peak_gflops_amx_bf16(),
-                                            " GFLOP/s")
-                             : ""));
+                         bf16_peak.empty() ? "" : ", ", bf16_peak));
   Pipeline pipeline(PipelineOptions{options_.sandbox_argv, options_.sandbox_memory_limit_mib,
                                     options_.prefetch},
                     calibration);

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "absl/strings/str_format.h"
+
 namespace mtune::worker {
 
 RooflinePoint ComputeRoofline(const mtune::v1::Calibration& calibration, double flops,
@@ -44,10 +46,21 @@ double FractionOfRoofline(double achieved_gflops, const RooflinePoint& roofline)
 }
 
 double PeakGflopsFor(const mtune::v1::Calibration& calibration, const strategies::Problem& problem) {
-  if (problem.element_type == "bf16" && calibration.peak_gflops_amx_bf16() > 0)
-    return std::max(calibration.peak_gflops_amx_bf16(), calibration.peak_gflops_f32());
+  // bf16: the fastest bf16 multiply the CPU has (AMX tiles, AVX512-BF16 dot
+  // products), else the f32 FMA it is widened to.
+  if (problem.element_type == "bf16")
+    return std::max({calibration.peak_gflops_amx_bf16(), calibration.peak_gflops_bf16_dot(),
+                     calibration.peak_gflops_f32()});
   return problem.AccumulatorType() == "f64" ? calibration.peak_gflops_f32() / 2
                                             : calibration.peak_gflops_f32();
+}
+
+std::string Bf16PeakText(const mtune::v1::Calibration& calibration) {
+  if (calibration.peak_gflops_amx_bf16() > 0)
+    return absl::StrFormat("AMX bf16 peak %.1f GFLOP/s", calibration.peak_gflops_amx_bf16());
+  if (calibration.peak_gflops_bf16_dot() > 0)
+    return absl::StrFormat("AVX512-BF16 dot-product peak %.1f GFLOP/s", calibration.peak_gflops_bf16_dot());
+  return "";
 }
 
 bool BandwidthBound(const RooflinePoint& roofline, double flops, double peak_gflops) {

@@ -33,10 +33,16 @@ double FractionOfRoofline(double achieved_gflops, const RooflinePoint& roofline)
 
 // The peak that bounds `problem`: the calibration's f32 FMA peak, halved for an f64
 // accumulator (an f64 FMA does half the lanes at the same instruction throughput on
-// every x86 vector unit). bf16 inputs: the AMX bf16 matrix peak where the calibration
-// has one (16 times the f32 peak on this project's Intel host: the machine can do
-// that much, whatever a strategy uses), else the f32 peak (bf16 widened to f32).
+// every x86 vector unit). bf16 inputs: the fastest bf16 multiply the calibration
+// measured, whatever a strategy uses: the AMX bf16 matrix peak (16 times the f32 peak
+// on this project's Intel host), else the AVX512-BF16 dot-product peak (twice it),
+// else the f32 peak (bf16 widened to f32).
 double PeakGflopsFor(const mtune::v1::Calibration& calibration, const strategies::Problem& problem);
+
+// The peak of bf16 problems where it is not the f32 FMA peak, for people: "AMX bf16
+// peak 3800.0 GFLOP/s" or "AVX512-BF16 dot-product peak 234.0 GFLOP/s"; empty where
+// bf16 is widened to f32.
+std::string Bf16PeakText(const mtune::v1::Calibration& calibration);
 
 // Whether `roofline` (of `flops` against `peak_gflops`) is bounded by bandwidth: a
 // problem without arithmetic, or one whose level's bandwidth caps it below the peak.

@@ -69,6 +69,14 @@ function pickTarget(detail) {
   return first ?? [null, null];
 }
 
+// The bf16 ceiling of a job with bf16 problems on `target`: {value (0: none), label}.
+function bf16PeakOf(detail, target) {
+  if (!detail.problem_details.some((p) => p.problem.endsWith(':bf16'))) return { value: 0, label: '' };
+  const amx = target?.calibration.peak_gflops_amx_bf16 ?? 0;
+  if (amx > 0) return { value: amx, label: 'AMX peak bf16' };
+  return { value: target?.calibration.peak_gflops_bf16_dot ?? 0, label: 'AVX512-BF16 dot peak bf16' };
+}
+
 // Replaces the roofline's datasets with `detail`'s ceilings and `results`' points.
 // Returns a sentence saying what is drawn.
 export function updateRoofline(chart, detail, results) {
@@ -84,11 +92,11 @@ export function updateRoofline(chart, detail, results) {
 
   const [targetId, target] = pickTarget(detail);
   const peak = target?.calibration.peak_gflops_f32 ?? 0;
-  // bf16 problems are held against the AMX bf16 peak where the target has one
-  // (worker/roofline.h PeakGflopsFor): drawn as a second ceiling for such jobs.
-  const amxPeak = detail.problem_details.some((p) => p.problem.endsWith(':bf16'))
-    ? target?.calibration.peak_gflops_amx_bf16 ?? 0 : 0;
-  const top = Math.max(peak, amxPeak);
+  // bf16 problems are held against the fastest bf16 multiply the target has (AMX
+  // tiles, else AVX512-BF16 dot products; worker/roofline.h PeakGflopsFor): drawn as
+  // a second ceiling for such jobs.
+  const bf16Peak = bf16PeakOf(detail, target);
+  const top = Math.max(peak, bf16Peak.value);
   const levels = target?.calibration.bandwidth.filter((b) => b.gbps > 0) ?? [];
   // The x range spans every ridge point and every problem, with a decade to spare.
   const intensities = detail.problem_details
@@ -132,7 +140,7 @@ export function updateRoofline(chart, detail, results) {
       });
     };
     peakLine(peak, 'FMA peak f32', '#212529');
-    if (amxPeak > 0) peakLine(amxPeak, 'AMX peak bf16', '#862e9c');
+    if (bf16Peak.value > 0) peakLine(bf16Peak.value, bf16Peak.label, '#862e9c');
   }
   datasets.push({
     mtuneKind: 'candidate',
@@ -154,7 +162,7 @@ export function updateRoofline(chart, detail, results) {
   if (targetId) note.push(`Ceilings of ${targetId}.`);
   else note.push('No calibration yet: ceilings appear with the first result.');
   if ([...types].some((t) => t !== 'f32')) note.push(`The FMA peak is measured for f32; these problems use ${[...types].join(', ')}.`);
-  if (amxPeak > 0) note.push('bf16 problems are held against the AMX bf16 peak.');
+  if (bf16Peak.value > 0) note.push(`bf16 problems are held against the ${bf16Peak.label}.`);
   return note.join(' ');
 }
 
