@@ -110,8 +110,12 @@ absl::Status TuneProblem(const strategies::Problem& problem, const TuneOptions& 
                          const mtune::v1::Calibration& calibration, worker::Measurer& measurer,
                          const std::string& label, std::optional<BestKernel>& best,
                          TuningStats& stats) {
-  auto tpl = strategies::DefaultTemplateFor(problem.family);
-  if (!tpl.ok()) return tpl.status();
+  // The template `mtune measure` and a job naming none would take on this host.
+  client::MeasureRequest request;
+  request.problem = problem.Key();
+  auto loaded = client::LoadProblemTemplate(request);
+  if (!loaded.ok()) return loaded.status();
+  const strategies::StrategyTemplate* tpl = &loaded->tpl;
   auto knobs = strategies::ExtractKnobSpace(tpl->text, problem);
   if (!knobs.ok()) return knobs.status();
   const std::string template_digest = strategies::TemplateDigest(tpl->text);
@@ -244,10 +248,9 @@ absl::Status TuneProblem(const strategies::Problem& problem, const TuneOptions& 
 absl::StatusOr<BestKernel> DefaultKernel(const strategies::Problem& problem,
                                          const std::map<std::string, std::string>& knobs) {
   // Checked first so that "no template" is NotFound whatever ResolveCandidate says.
-  auto tpl = strategies::DefaultTemplateFor(problem.family);
-  if (!tpl.ok()) return tpl.status();
   client::MeasureRequest request;
   request.problem = problem.Key();
+  if (auto loaded = client::LoadProblemTemplate(request); !loaded.ok()) return loaded.status();
   request.knobs = knobs;
   auto resolved = client::ResolveCandidate(request);
   if (!resolved.ok()) return resolved.status();
