@@ -81,9 +81,8 @@ FamilySpec Matmul(std::string name, std::string layout_note, std::string a_index
             absl::StrCat(name, ":m=<M>,n=<N>,k=<K>:{f32,f64,bf16}   ", layout_note),
             absl::StrCat(name, ":m=512,n=512,k=512:f32"), "matmul_packed",
             // bf16: AMX tiles (16x the f32 FMA peak) where the CPU has them, else
-            // AVX512-BF16 (a template for the AB layout only).
-            a_transposed || b_transposed ? std::vector<std::string>{"matmul_bf16_amx"}
-                                         : std::vector<std::string>{"matmul_bf16_amx", "matmul_bf16_vnni"}};
+            // AVX512-BF16 dot products (2x).
+            {"matmul_bf16_amx", "matmul_bf16_vnni"}};
   f.dims = {{"m"}, {"n"}, {"k"}};
   f.element_types = {"f32", "f64", "bf16"};
   f.validate = NoCheck;

@@ -42,15 +42,18 @@ TEST(ChooseTemplate, Bf16MatmulTakesTheFastestTemplateTheTargetsCanRun) {
     EXPECT_EQ(portable.tpl.name, "matmul_packed") << key;
     EXPECT_THAT(portable.reason, HasSubstr("matmul_bf16_amx needs amx-tile, amx-bf16, which no target has"));
   }
-  // matmul_bf16_vnni tunes the AB layout only.
-  const TemplateChoice vnni = Choose("matmul:m=512,n=512,k=512:bf16", {kAvx512Bf16});
-  EXPECT_EQ(vnni.tpl.name, "matmul_bf16_vnni");
-  EXPECT_THAT(vnni.reason, HasSubstr("matmul_bf16_amx needs amx-tile, amx-bf16, which no target has"));
-  EXPECT_THAT(Choose("matmul:m=512,n=512,k=512:bf16", {kAvx2}).reason,
-              HasSubstr("matmul_bf16_vnni needs avx512bf16, which no target has"));
-  const TemplateChoice transposed = Choose("matmul_transpose_b:m=512,n=512,k=512:bf16", {kAvx512Bf16});
-  EXPECT_EQ(transposed.tpl.name, "matmul_packed");
-  EXPECT_THAT(transposed.reason, Not(HasSubstr("matmul_bf16_vnni")));
+  for (const char* family : {"matmul", "matmul_transpose_a", "matmul_transpose_b"}) {
+    const std::string key = std::string(family) + ":m=512,n=512,k=512:bf16";
+    const TemplateChoice vnni = Choose(key, {kAvx512Bf16});
+    EXPECT_EQ(vnni.tpl.name, "matmul_bf16_vnni") << key;
+    EXPECT_THAT(vnni.reason, HasSubstr("matmul_bf16_amx needs amx-tile, amx-bf16, which no target has"));
+    EXPECT_THAT(Choose(key, {kAvx2}).reason, HasSubstr("matmul_bf16_vnni needs avx512bf16, which no target has"));
+  }
+  // Templates of other families are no choice: batch_matmul has no bf16 template,
+  // and none is said to be passed over.
+  const TemplateChoice batch = Choose("batch_matmul:b=2,m=64,n=64,k=64:f32", {kAmx});
+  EXPECT_EQ(batch.tpl.name, "matmul_packed");
+  EXPECT_EQ(batch.reason, "the family's default");
 }
 
 TEST(ChooseTemplate, OneTargetWithTheFeaturesIsEnough) {

@@ -175,6 +175,11 @@ INSTANTIATE_TEST_SUITE_P(
         // n = 48: 16-column cache tiles and packing steps.
         NamedCase{"matmul_bf16_vnni", "matmul:m=24,n=48,k=20:bf16", 3},
         NamedCase{"matmul_bf16_vnni", "matmul:m=64,n=64,k=256:bf16", 2},
+        // The transposed layouts: A [k][m]'s copy split into an interleave and a
+        // transpose of pairs (37 rows: a masked last 16 x 16 tile of pairs), B
+        // [n][k]'s a transpose of pairs (64 pairs of k: whole tiles).
+        NamedCase{"matmul_bf16_vnni", "matmul_transpose_a:m=37,n=96,k=34:bf16", 3},
+        NamedCase{"matmul_bf16_vnni", "matmul_transpose_b:m=37,n=96,k=128:bf16", 3},
         // AMX tiles: 37 rows are whole blocks and rest rows, 17 pairs a whole k step
         // of 16 and a last one of 1 (tiles of every smaller shape; 8 valid
         // candidates, whose random draws are rare: 2); 127 rows leave

@@ -6,13 +6,14 @@
 // (mtune.element_types). The choice for a bf16 matmul of a job that names no
 // template where no worker has AMX but one has avx512bf16, and for shapes AMX's
 // 16-column tiles do not fit (strategies/template_choice.h); elsewhere
-// matmul_packed, the family's default, widens bf16 to f32 inside its loop instead. On the Intel Xeon host of sessions 23-30 (AVX512-BF16 and AMX), tuned
-// with 24 model trials each (session 30, `mtune-bench-families --db`, 5 rounds):
+// matmul_packed, the family's default, widens bf16 to f32 inside its loop instead.
+// On the Intel Xeon host of sessions 23-30 (AVX512-BF16 and AMX), tuned with 24
+// model trials each (session 30, `mtune-bench-families --db`, 5 rounds):
 // 256^3, 512^3, 1024^3 and 128x3072x768 ran at 114-121 GFLOP/s, 1.06-1.43x
 // matmul_packed tuned the same way (86-106), and 0.09-0.15x oneDNN, whose bf16
 // matmul uses AMX there (770-1370 GFLOP/s). On CPUs with AMX, tune bf16 matmuls with
 // matmul_bf16_amx instead (session 31: 1.10-1.26x oneDNN there).
-// mtune-family: matmul
+// mtune-family: matmul, matmul_transpose_a, matmul_transpose_b
 //
 // Level 1 tiles n and k (tile_n1, tile_k1: divisors of n and k), the loop order of a
 // BLAS. Inside, `structured.pack` splits k into pairs: A's tile becomes a view
@@ -28,6 +29,13 @@
 // load (without it, 16 reads of 2 elements: 44.9 against 110 GFLOP/s at 512^3).
 // The inner loop is n2/16 loads, m2 broadcasts and m2 x n2/16 dot products per pair.
 //
+// Layouts: all three. In matmul_transpose_a/b the pack of A [k][m] or B [n][k] is
+// swapped into AB's layouts with `pack_transpose` (as matmul_bf16_amx does), so
+// the register tiles are the same; the copies are made fast as there (see the
+// packing copies below). At 256^3 on the AMD EPYC (znver4) host of session 32, the
+// template defaults ran AB / AᵀB / ABᵀ at 231 / 203 / 210 GFLOP/s, 0.87-0.98 of the
+// AVX512-BF16 dot-product peak (234).
+//
 // Shapes: any m (the rows m % tile_m2 left after the whole register tiles are peeled
 // into a loop of their own, with a register tile of that many rows: rest_m2, derived),
 // n a multiple of 16, k even and at least 4; nothing pads (padding the whole matmul
@@ -36,8 +44,9 @@
 // a job for one is refused; tune them with matmul_packed.
 //
 // On that host a loop of vdpbf16ps on registers alone peaks at 123 GFLOP/s, half the
-// f32 FMA peak (246): bf16 through this path cannot pass the f32 kernels there, and
-// the roofline mtune reports (the f32 FMA peak) overstates what it can reach by 2x.
+// f32 FMA peak (246): bf16 through this path cannot pass the f32 kernels there. On
+// AMD's Zen 4 it peaks at twice the f32 FMA peak. Since session 32 the calibration
+// measures that loop, and bf16 problems on CPUs without AMX are held against it.
 module attributes {transform.with_named_sequence} {
   transform.named_sequence @__transform_main(%root: !transform.any_op {transform.consumed})
       attributes {mtune.element_types = ["bf16"], mtune.cpu_features = ["avx512bf16"]} {
@@ -97,7 +106,28 @@ module attributes {transform.with_named_sequence} {
     // k1 is even), a view and the VNNI transpose.
     %t1, %l1:2 = transform.structured.tile_using_for %mm tile_sizes [0, %tn1, %tk1]
       : (!transform.any_op, !transform.param<i64>, !transform.param<i64>) -> (!transform.any_op, !transform.any_op, !transform.any_op)
-    %packed = transform.structured.pack %t1 packed_sizes = [0, 0, 2] : (!transform.any_op) -> (!transform.op<"linalg.generic">)
+    %packed0 = transform.structured.pack %t1 packed_sizes = [0, 0, 2] : (!transform.any_op) -> (!transform.op<"linalg.generic">)
+    // The transposed layouts' packs, swapped to [m][p][2] (A packed along its dimension
+    // 0, k) and [p][n][2] (B packed along its dimension 1, k), the layouts of AB's; in
+    // AB these matches are empty and nothing changes.
+    %a_pack = transform.get_producer_of_operand %packed0[0] : (!transform.op<"linalg.generic">) -> !transform.any_op
+    %b_pack = transform.get_producer_of_operand %packed0[1] : (!transform.op<"linalg.generic">) -> !transform.any_op
+    %a_k_outer = transform.structured.match ops{["linalg.pack"]} attributes{inner_dims_pos = array<i64: 0>} in %a_pack : (!transform.any_op) -> !transform.op<"linalg.pack">
+    %b_k_inner = transform.structured.match ops{["linalg.pack"]} attributes{inner_dims_pos = array<i64: 1>} in %b_pack : (!transform.any_op) -> !transform.op<"linalg.pack">
+    %fp = transform.structured.match ops{["func.func"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %a_k_outer : !transform.op<"linalg.pack"> {
+    ^bb0(%p: !transform.op<"linalg.pack">):
+      %g = transform.structured.match ops{["linalg.generic"]} in %fp : (!transform.any_op) -> !transform.op<"linalg.generic">
+      %pg, %pp, %pu = transform.structured.pack_transpose %p with_compute_op(%g) outer_perm = [1, 0]
+        : (!transform.op<"linalg.pack">, !transform.op<"linalg.generic">) -> (!transform.op<"linalg.generic">, !transform.op<"linalg.pack">, !transform.any_op)
+    }
+    transform.foreach %b_k_inner : !transform.op<"linalg.pack"> {
+    ^bb0(%p: !transform.op<"linalg.pack">):
+      %g = transform.structured.match ops{["linalg.generic"]} in %fp : (!transform.any_op) -> !transform.op<"linalg.generic">
+      %pg, %pp, %pu = transform.structured.pack_transpose %p with_compute_op(%g) outer_perm = [1, 0]
+        : (!transform.op<"linalg.pack">, !transform.op<"linalg.generic">) -> (!transform.op<"linalg.generic">, !transform.op<"linalg.pack">, !transform.any_op)
+    }
+    %packed = transform.structured.match ops{["linalg.generic"]} in %fp : (!transform.any_op) -> !transform.op<"linalg.generic">
     %packs = transform.structured.match ops{["linalg.pack"]} in %root : (!transform.any_op) -> !transform.op<"linalg.pack">
     transform.foreach %packs : !transform.op<"linalg.pack"> {
     ^bb0(%p: !transform.op<"linalg.pack">):
@@ -124,13 +154,23 @@ module attributes {transform.with_named_sequence} {
     transform.loop.hoist_loop_invariant_subsets %k_loops : !transform.any_op
     %gens = transform.structured.match ops{["linalg.generic"]} in %f0 : (!transform.any_op) -> !transform.any_op
     transform.structured.vectorize %gens : !transform.any_op
-    // The B packing copy, two k rows of 16 columns interleaved at a time.
-    %tp = transform.structured.match ops{["linalg.transpose"]} in %root : (!transform.any_op) -> !transform.any_op
-    %tpt, %tpl:2 = transform.structured.tile_using_for %tp tile_sizes [1, 16, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
-    transform.structured.vectorize %tpt : !transform.any_op
+    // The packing copies, as in matmul_bf16_amx: interleaves of two k rows ([0, 2, 1]:
+    // B [k][n] into VNNI), 16 columns at a time, and transposes of whole pairs ([1, 0,
+    // 2]: B [n][k]), 16 x 16 pairs at a time; mtune-split-pair-transposes makes A
+    // [k][m]'s copy ([2, 0, 1]) one of each.
+    %fs = transform.structured.match ops{["func.func"]} in %root : (!transform.any_op) -> !transform.any_op
+    %split = transform.apply_registered_pass "mtune-split-pair-transposes" to %fs : (!transform.any_op) -> !transform.any_op
+    %interleaves = transform.structured.match ops{["linalg.transpose"]} attributes{permutation = array<i64: 0, 2, 1>} in %split : (!transform.any_op) -> !transform.any_op
+    %it, %il:2 = transform.structured.tile_using_for %interleaves tile_sizes [1, 16, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    transform.structured.vectorize %it vector_sizes [1, 16, 2] : !transform.any_op
+    %pair_transposes = transform.structured.match ops{["linalg.transpose"]} attributes{permutation = array<i64: 1, 0, 2>} in %split : (!transform.any_op) -> !transform.any_op
+    %pt, %pl:2 = transform.structured.tile_using_for %pair_transposes tile_sizes [16, 16, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    transform.structured.vectorize %pt vector_sizes [16, 16, 2] : !transform.any_op
     %f = transform.structured.match ops{["func.func"]} in %root : (!transform.any_op) -> !transform.any_op
     transform.apply_patterns to %f {
       transform.apply_patterns.vector.transfer_permutation_patterns
+      // A partial last tile of pairs (m or k1 / 2 not a multiple of 16) is masked.
+      transform.apply_patterns.vector.lower_masked_transfers
     } : !transform.any_op
     // Each 1 x 16 tile's multiply-add of widened bf16 becomes a bf16 x bf16 -> f32
     // vector.contract, which x86vector's pattern below turns into vdpbf16ps.
