@@ -184,7 +184,7 @@ absl::StatusOr<std::unique_ptr<Coordinator::JobRun>> Coordinator::PlanJob(
                                        instantiator.status().message()));
     const strategies::KnobSpace* knobs = &instantiator->space();
     // A space whose constraints no candidate satisfies (a template for some shapes
-    // only, e.g. matmul_bf16_vnni for an odd k, which no pair of k rows divides) is
+    // only, e.g. matmul_bf16_vnni for an n that no 16-column tile divides) is
     // refused here rather than queued as a job that can only fail. Counted only
     // without a default candidate, which most problems have.
     if (!strategies::DefaultCandidate(*knobs).has_value()) {

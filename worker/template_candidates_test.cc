@@ -180,6 +180,9 @@ INSTANTIATE_TEST_SUITE_P(
         // [n][k]'s a transpose of pairs (64 pairs of k: whole tiles).
         NamedCase{"matmul_bf16_vnni", "matmul_transpose_a:m=37,n=96,k=34:bf16", 3},
         NamedCase{"matmul_bf16_vnni", "matmul_transpose_b:m=37,n=96,k=128:bf16", 3},
+        // An odd k: one odd cache tile (67), each padded by a zero pair element.
+        NamedCase{"matmul_bf16_vnni", "matmul:m=37,n=96,k=67:bf16", 2},
+        NamedCase{"matmul_bf16_vnni", "matmul_transpose_a:m=20,n=32,k=255:bf16", 3},
         // AMX tiles: 37 rows are whole blocks and rest rows, 17 pairs a whole k step
         // of 16 and a last one of 1 (tiles of every smaller shape; 8 valid
         // candidates, whose random draws are rare: 2); 127 rows leave

@@ -38,10 +38,14 @@
 //
 // Shapes: any m (the rows m % tile_m2 left after the whole register tiles are peeled
 // into a loop of their own, with a register tile of that many rows: rest_m2, derived),
-// n a multiple of 16, k even and at least 4; nothing pads (padding the whole matmul
-// verified in session 29, but the pads ran as scalar copies: 127x255x513 at 41
-// GFLOP/s against matmul_packed's 79). Other shapes have no valid candidate here, and
-// a job for one is refused; tune them with matmul_packed.
+// n a multiple of 16, any k of at least 3. An even k is cut into whole pairs (k1
+// even): nothing pads. An odd k has only odd cache tiles, each padded with one zero
+// pair element: the pack of A becomes a copy (with a zero column) instead of a view,
+// B's copy gets a zero row (session 32; every candidate of 37x96x67 in the three
+// layouts and of 20x32x255 verified). Padding the whole matmul instead (session 29)
+// ran the pads as scalar copies: 127x255x513 at 41 GFLOP/s against matmul_packed's
+// 79. Other shapes have no valid candidate here: a job naming this template for one
+// is refused, and one naming none gets matmul_packed.
 //
 // On that host a loop of vdpbf16ps on registers alone peaks at 123 GFLOP/s, half the
 // f32 FMA peak (246): bf16 through this path cannot pass the f32 kernels there. On
@@ -66,9 +70,10 @@ module attributes {transform.with_named_sequence} {
     // n1 is whole 16-column pieces (the packing copy moves 16 columns of two k rows at
     // a time: one 64-byte row of the packed panel; 32 at a time measured the same,
     // 115.7-119.9 against 116.9-119.9 GFLOP/s at 512^3 in alternating runs) and whole
-    // register tiles; k1 is whole k pairs, at least two of them (with
-    // one, the k loop folds away under canonicalization and the handle the
-    // accumulators are hoisted with is lost: the candidate failed to apply); rest_m2
+    // register tiles; k1 is whole k pairs where k is even (an odd k has odd tiles
+    // only, padded), at least two of them (with one, the k loop folds away under
+    // canonicalization and the handle the accumulators are hoisted with is lost:
+    // the candidate failed to apply); rest_m2
     // is what m leaves of whole register tiles. The accumulators, one zmm of B per 16
     // columns and one broadcast of A fit the 32 zmm registers: (m2 + 1) * n2 / 16
     // <= 31. The packed B panel (n1 x k1 bf16) takes at most half of this machine
@@ -85,11 +90,15 @@ module attributes {transform.with_named_sequence} {
       %n1_ok = smt.eq %n1_16, %zero : !smt.int
       %n1_n2 = smt.int.mod %n1, %n2
       %n2_ok = smt.eq %n1_n2, %zero : !smt.int
+      %k = smt.declare_fun "k" : !smt.int
       %k1_2 = smt.int.mod %k1, %two
       %k1_even = smt.eq %k1_2, %zero : !smt.int
-      %four = smt.int.constant 4
-      %k1_pairs = smt.int.cmp ge %k1, %four
-      %k1_ok = smt.and %k1_even, %k1_pairs
+      %k_2 = smt.int.mod %k, %two
+      %k_odd = smt.eq %k_2, %one : !smt.int
+      %k1_whole = smt.or %k1_even, %k_odd
+      %three = smt.int.constant 3
+      %k1_pairs = smt.int.cmp ge %k1, %three
+      %k1_ok = smt.and %k1_whole, %k1_pairs
       %m_m2 = smt.int.mod %m, %m2
       %m_ok = smt.eq %m_m2, %r : !smt.int
       %rows = smt.int.add %m2, %one
@@ -102,8 +111,8 @@ module attributes {transform.with_named_sequence} {
       %all = smt.and %n1_ok, %n2_ok, %k1_ok, %m_ok, %regs_ok, %panel_ok
       smt.assert %all
     }
-    // Level 1, then k in pairs: A's pack lowers to a view, B's to a pad (of nothing:
-    // k1 is even), a view and the VNNI transpose.
+    // Level 1, then k in pairs: A's pack lowers to a view, B's to a pad (of nothing
+    // where k1 is even), a view and the VNNI transpose; an odd k1 pads both by one.
     %t1, %l1:2 = transform.structured.tile_using_for %mm tile_sizes [0, %tn1, %tk1]
       : (!transform.any_op, !transform.param<i64>, !transform.param<i64>) -> (!transform.any_op, !transform.any_op, !transform.any_op)
     %packed0 = transform.structured.pack %t1 packed_sizes = [0, 0, 2] : (!transform.any_op) -> (!transform.op<"linalg.generic">)
