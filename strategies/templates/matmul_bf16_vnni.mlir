@@ -165,16 +165,21 @@ module attributes {transform.with_named_sequence} {
     transform.structured.vectorize %gens : !transform.any_op
     // The packing copies, as in matmul_bf16_amx: interleaves of two k rows ([0, 2, 1]:
     // B [k][n] into VNNI), 16 columns at a time, and transposes of whole pairs ([1, 0,
-    // 2]: B [n][k]), 16 x 16 pairs at a time; mtune-split-pair-transposes makes A
-    // [k][m]'s copy ([2, 0, 1]) one of each.
+    // 2]: B [n][k]), 8 x 4 pairs at a time; mtune-split-pair-transposes makes A
+    // [k][m]'s copy ([2, 0, 1]) one of each. The pair tile was measured on the AMD
+    // EPYC host of session 32 (template defaults, `mtune measure`, two alternating
+    // runs; 16 x 16 as in matmul_bf16_amx against 8 x 4): transpose_b 512^3 213-216
+    // against 223-227 GFLOP/s, transpose_a 512^3 196-199 against 204-212,
+    // transpose_b 128x3072x768 162-166 against 191-197 (8 x 8 and 4 x 4 close behind,
+    // 16 x 4 as slow as 16 x 16 there).
     %fs = transform.structured.match ops{["func.func"]} in %root : (!transform.any_op) -> !transform.any_op
     %split = transform.apply_registered_pass "mtune-split-pair-transposes" to %fs : (!transform.any_op) -> !transform.any_op
     %interleaves = transform.structured.match ops{["linalg.transpose"]} attributes{permutation = array<i64: 0, 2, 1>} in %split : (!transform.any_op) -> !transform.any_op
     %it, %il:2 = transform.structured.tile_using_for %interleaves tile_sizes [1, 16, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
     transform.structured.vectorize %it vector_sizes [1, 16, 2] : !transform.any_op
     %pair_transposes = transform.structured.match ops{["linalg.transpose"]} attributes{permutation = array<i64: 1, 0, 2>} in %split : (!transform.any_op) -> !transform.any_op
-    %pt, %pl:2 = transform.structured.tile_using_for %pair_transposes tile_sizes [16, 16, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
-    transform.structured.vectorize %pt vector_sizes [16, 16, 2] : !transform.any_op
+    %pt, %pl:2 = transform.structured.tile_using_for %pair_transposes tile_sizes [8, 4, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    transform.structured.vectorize %pt vector_sizes [8, 4, 2] : !transform.any_op
     %f = transform.structured.match ops{["func.func"]} in %root : (!transform.any_op) -> !transform.any_op
     transform.apply_patterns to %f {
       transform.apply_patterns.vector.transfer_permutation_patterns
