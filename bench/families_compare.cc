@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -653,8 +654,11 @@ void PrintHandWritten(const std::vector<ProblemReport>& reports) {
 
 void PrintReport(const Flags& flags, const std::vector<ProblemReport>& reports,
                  const mtune::v1::Calibration& calibration, const std::string& cpu_name) {
-  std::printf("\nmtune vs oneDNN and Eigen, f32, one thread on one pinned core (cpu %d, %s)\n",
-              flags.cpu, cpu_name.c_str());
+  // The element types of the rows (the suite is f32; --problems may name others).
+  std::set<std::string> types;
+  for (const ProblemReport& r : reports) types.insert(r.problem.element_type);
+  std::printf("\nmtune vs oneDNN and Eigen, %s, one thread on one pinned core (cpu %d, %s)\n",
+              absl::StrJoin(types, ", ").c_str(), flags.cpu, cpu_name.c_str());
   std::printf("peak: timed beside each GFLOP/s row (column peak): the FMA loop, or for bf16 rows "
               "the fastest bf16 loop of the CPU, AMX tile multiplies or else AVX512-BF16 dot "
               "products (marked *); start-up calibration (best of 5 short runs) FMA %.2f GFLOP/s",
