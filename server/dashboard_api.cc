@@ -268,7 +268,9 @@ ApiResponse DashboardApi::Job(const std::string& id_text) {
   json problems = json::array();
   json failed_total = json::object();
   std::set<std::string> target_ids;
-  for (const std::string& key : job->spec().problems()) {
+  const auto& spec = job->spec();
+  for (int index = 0; index < spec.problems_size(); ++index) {
+    const std::string& key = spec.problems(index);
     auto ordered = InTrialOrder(source_, *id, key, *trials);
     if (!ordered.ok()) return FromStatus(ordered.status());
     json failed = json::object();
@@ -284,7 +286,13 @@ ApiResponse DashboardApi::Job(const std::string& id_text) {
       failed_total[word] = failed_total.value(word, 0) + 1;
     }
     auto best = best_by_problem.find(key);
+    // The template the problem is tuned with: chosen per problem when the job named
+    // none (JobSpec.problem_templates; jobs stored before schema v3: empty).
+    const std::string tpl = spec.problem_templates_size() == spec.problems_size()
+                                ? spec.problem_templates(index)
+                                : spec.template_name();
     problems.push_back({{"problem", key},
+                        {"template", tpl},
                         {"figures", ProblemFigures(key)},
                         {"trials", ordered->size()},
                         {"ok", ok},

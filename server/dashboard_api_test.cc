@@ -95,6 +95,7 @@ mtune::v1::Job MakeJob(int64_t id, const std::string& search, mtune::v1::JobStat
   job.set_id(id);
   job.set_state(state);
   job.mutable_spec()->add_problems(kProblem);
+  job.mutable_spec()->add_problem_templates("matmul_packed");
   job.mutable_spec()->set_search(search);
   job.mutable_spec()->set_trials(10);
   job.set_trials_total(10);
@@ -135,6 +136,7 @@ TEST_F(DashboardApiTest, JobDetailCountsFailuresAndConvergesInStorageOrder) {
   EXPECT_EQ(problem["ok"], 3);
   EXPECT_EQ(problem["failed_by_status"], (json{{"compile_error", 1}, {"crash", 1}}));
   EXPECT_EQ(r.body["failed_by_status"], (json{{"compile_error", 1}, {"crash", 1}}));
+  EXPECT_EQ(problem["template"], "matmul_packed") << "the template stored for the problem";
   // 64^3 f32 matmul: 2*64^3 FLOP over 4 * 4 * 64^2 compulsory bytes.
   EXPECT_DOUBLE_EQ(problem["figures"]["arithmetic_intensity"].get<double>(), 8.0);
   std::vector<json> best_so_far;

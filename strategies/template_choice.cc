@@ -13,16 +13,16 @@ namespace {
 
 // Empty when `tpl` applies to `problem` on one of the targets; else why not. Templates
 // of other families or element types are no choice at all for the problem:
-// `*other_type` set.
+// `*not_for_problem` set.
 absl::StatusOr<std::string> WhyNot(const StrategyTemplate& tpl, const Problem& problem,
                                    const std::vector<std::string>& target_features,
-                                   bool* other_type) {
-  *other_type = !tpl.TunesFamily(problem.family);
-  if (*other_type) return std::string("tunes other families");
+                                   bool* not_for_problem) {
+  *not_for_problem = !tpl.TunesFamily(problem.family);
+  if (*not_for_problem) return std::string("tunes other families");
   auto requirements = ReadTemplateRequirements(tpl.text);
   if (!requirements.ok()) return requirements.status();
-  *other_type = !CheckElementType(*requirements, problem).ok();
-  if (*other_type) return std::string("tunes other element types");
+  *not_for_problem = !CheckElementType(*requirements, problem).ok();
+  if (*not_for_problem) return std::string("tunes other element types");
   if (!requirements->cpu_features.empty()) {
     bool runnable = false;
     for (const std::string& features : target_features)
@@ -55,15 +55,15 @@ absl::StatusOr<TemplateChoice> ChooseTemplate(const Problem& problem,
   for (const std::string& name : family->target_templates) {
     auto tpl = FindTemplate(name);
     if (!tpl.ok()) return tpl.status();
-    bool other_type = false;
-    auto why_not = WhyNot(*tpl, problem, target_features, &other_type);
+    bool not_for_problem = false;
+    auto why_not = WhyNot(*tpl, problem, target_features, &not_for_problem);
     if (!why_not.ok()) return why_not.status();
     if (why_not->empty()) {
       std::string reason = "preferred for this problem on the targets that can run it";
       if (!passed_over.empty()) absl::StrAppend(&reason, "; passed over: ", absl::StrJoin(passed_over, "; "));
       return TemplateChoice{*std::move(tpl), std::move(reason)};
     }
-    if (!other_type) passed_over.push_back(absl::StrCat(name, " ", *why_not));
+    if (!not_for_problem) passed_over.push_back(absl::StrCat(name, " ", *why_not));
   }
   auto tpl = DefaultTemplateFor(problem.family);
   if (!tpl.ok()) return tpl.status();

@@ -252,6 +252,10 @@ async function main() {
     checkNumber(await page.textContent(`${problemRow} [data-field=arithmetic_intensity]`),
       detail.problem_details[0].figures.arithmetic_intensity, 2, 'arithmetic intensity');
     check(await page.textContent(`${problemRow} [data-field=ok]`) === String(ok.length), 'trials ok');
+    // The job names no template: the one chosen for the worker's CPU, as stored.
+    const template = (await page.textContent(`${problemRow} [data-field=template]`)).trim();
+    check(template !== '' && template === detail.problem_details[0].template && template === best.template,
+      `template column ${template}, API ${detail.problem_details[0].template}, best's ${best.template}`);
 
     const trialRows = await page.$$eval('#trials tbody tr', (rows) => rows.map((row) => ({
       trial: row.querySelector('[data-field=trial]').textContent,

@@ -79,6 +79,7 @@ export function renderProblems(table, detail) {
     const failed = Object.values(p.failed_by_status).reduce((a, b) => a + b, 0);
     tr.append(
       cell(p.problem, { field: 'problem', className: 'knobs' }),
+      cell(p.template ?? '', { field: 'template' }),
       cell(fixed(p.figures?.arithmetic_intensity, 2), { num: true, field: 'arithmetic_intensity' }),
       cell(fixed(p.best?.gflops, 2), { num: true, field: 'gflops' }),
       cell(fixed(p.best?.gbps, 2), { num: true, field: 'gbps' }),
