@@ -181,10 +181,26 @@ std::vector<double> FigureByOperandSet(const ProblemReport& r, const std::string
   return figures;
 }
 
+// A GB/s row's roofline from its median yardsticks: the stream at its footprint (or the
+// level's calibrated bandwidth), under the FMA peak timed beside it where the family
+// has a compute roof (family_suite.h RoofGbps).
+double RoofGbps(const ProblemReport& r) {
+  const double fma_seconds = r.peak_gflops > 0 ? r.problem.Flops() / r.peak_gflops / 1e9 : 0;
+  return bench::RoofGbps(r.problem, r.roof.level_gbps, fma_seconds);
+}
+
 double FractionOfRoofline(const ProblemReport& r, double figure) {
   if (figure <= 0) return 0;
-  if (BandwidthBound(r.problem.family)) return r.roof.level_gbps > 0 ? figure / r.roof.level_gbps : 0;
+  if (BandwidthBound(r.problem.family)) {
+    const double roof = RoofGbps(r);
+    return roof > 0 ? figure / roof : 0;
+  }
   return r.roof.bound_gflops > 0 ? figure / r.roof.bound_gflops : 0;
+}
+
+// Whether a GB/s row's median FMA loop bounds it before its bandwidth does.
+bool ComputeBoundRow(const ProblemReport& r) {
+  return BandwidthBound(r.problem.family) && RoofGbps(r) < r.roof.level_gbps;
 }
 
 std::string Unit(const ProblemReport& r) {
@@ -356,12 +372,14 @@ std::vector<std::string> ImplementationNames(const ProblemReport& r) {
 }
 
 // What one round of `r` times: the implementations, and the FMA peak (compute-bound
-// row) or the copy and the read at its footprint (bandwidth-bound row).
+// row) or the copy and the read at its footprint (bandwidth-bound row; a depthwise row
+// the FMA peak too, its compute roof).
 std::vector<std::string> TimedNames(const ProblemReport& r) {
   std::vector<std::string> names = ImplementationNames(r);
   if (BandwidthBound(r.problem.family)) {
     names.push_back(kCopy);
     names.push_back(kRead);
+    if (HasFmaComputeRoof(r.problem.family)) names.push_back(kPeak);
   } else {
     names.push_back(kPeak);
   }
@@ -514,8 +532,10 @@ double MtuneOverCopy(const ProblemReport& r) {
 
 // mtune's GB/s over the stream bandwidth of the row's reads and writes at its
 // footprint (worker/roofline.h StreamGbps) from the copy and read loops of the same
-// round, paired by round. The copy's alone where the read loop was not timed; equal to
-// MtuneOverCopy for a row that reads what it writes (copy, transpose).
+// round, paired by round, or over the bytes the FMA loop of that round allows where
+// that is lower (depthwise: family_suite.h RoofGbps). The copy's alone where the read
+// loop was not timed; equal to MtuneOverCopy for a row that reads what it writes
+// (copy, transpose).
 double MtuneOverStream(const ProblemReport& r) {
   if (r.copy_bytes <= 0 || r.read_bytes <= 0) return MtuneOverCopy(r);
   std::vector<double> ratios;
@@ -526,7 +546,10 @@ double MtuneOverStream(const ProblemReport& r) {
       continue;
     const double stream_gbps = worker::StreamGbps(r.copy_bytes / copy->second / 1e9,
                                                   r.read_bytes / reading->second / 1e9, r.problem);
-    ratios.push_back(r.problem.CompulsoryBytes() / mtune_s / 1e9 / stream_gbps);
+    auto fma = r.peak_by_round_s.find(round);
+    const double roof_gbps =
+        bench::RoofGbps(r.problem, stream_gbps, fma == r.peak_by_round_s.end() ? 0 : fma->second);
+    ratios.push_back(r.problem.CompulsoryBytes() / mtune_s / 1e9 / roof_gbps);
   }
   return ratios.empty() ? 0.0 : Median(ratios);
 }
@@ -567,7 +590,7 @@ void PrintRow(const ProblemReport& r) {
               FigureCell(r, "mtune").c_str(), FigureCell(r, "onednn").c_str(),
               FigureCell(r, "eigen").c_str(), Cell(MtuneOver(r, "onednn")).c_str(),
               Cell(MtuneOver(r, "eigen")).c_str(),
-              Cell(100 * fraction, "%.1f%%").c_str(), r.roof.level.c_str(),
+              Cell(100 * fraction, "%.1f%%").c_str(), ComputeBoundRow(r) ? "FMA" : r.roof.level.c_str(),
               (Cell(r.peak_gflops) + (r.peak_loop != "fma_f32" && r.peak_gflops > 0 ? "*" : "")).c_str(),
               Cell(r.copy_gbps_at_footprint).c_str(),
               Cell(r.read_gbps_at_footprint).c_str());
@@ -659,7 +682,7 @@ void PrintReport(const Flags& flags, const std::vector<ProblemReport>& reports,
   for (const ProblemReport& r : reports) types.insert(r.problem.element_type);
   std::printf("\nmtune vs oneDNN and Eigen, %s, one thread on one pinned core (cpu %d, %s)\n",
               absl::StrJoin(types, ", ").c_str(), flags.cpu, cpu_name.c_str());
-  std::printf("peak: timed beside each GFLOP/s row (column peak): the FMA loop, or for bf16 rows "
+  std::printf("peak: timed beside each GFLOP/s and depthwise row (column peak): the FMA loop, or for bf16 rows "
               "the fastest bf16 loop of the CPU, AMX tile multiplies or else AVX512-BF16 dot "
               "products (marked *); start-up calibration (best of 5 short runs) FMA %.2f GFLOP/s",
               calibration.peak_gflops_f32());
@@ -695,8 +718,11 @@ void PrintReport(const Flags& flags, const std::vector<ProblemReport>& reports,
               "level it fits: reads at the speed of a loop that only reads (read@fp), writes "
               "at what a copy (copy@fp) spends beyond its reads (an output accumulated into "
               "only its write-back; worker/roofline.h StreamGbps); all timed in the row's "
-              "rounds and paired by round. A copy or transpose reads what it writes, so its "
-              "yardstick is the copy; copy@fp is the transpose goal's yardstick too\n");
+              "rounds and paired by round. A depthwise row's FLOPs are multiply-adds: its "
+              "roof is the lower of that bandwidth and the bytes the FMA loop timed beside it "
+              "(peak) allows, level FMA where that binds. A copy or transpose reads what it "
+              "writes, so its yardstick is the copy; copy@fp is the transpose goal's yardstick "
+              "too\n");
 
   if (flags.operand_sets > 1) {
     std::printf("\nmtune (and --variant kernels) by operand set (round r runs on set r mod %d; "
@@ -769,6 +795,10 @@ absl::Status WriteJson(const Flags& flags, const std::vector<ProblemReport>& rep
     row["roofline_level"] = r.roof.level;
     row["roofline_level_gbps"] = r.roof.level_gbps;
     row["roofline_gflops"] = r.roof.bound_gflops;
+    if (BandwidthBound(r.problem.family)) {
+      row["roofline_gbps"] = RoofGbps(r);
+      row["compute_bound"] = ComputeBoundRow(r);
+    }
     if (r.copy_gbps_at_footprint > 0) row["copy_gbps_at_footprint"] = r.copy_gbps_at_footprint;
     if (r.read_gbps_at_footprint > 0) row["read_gbps_at_footprint"] = r.read_gbps_at_footprint;
     if (r.peak_gflops > 0) {
@@ -977,13 +1007,14 @@ int Run(const Flags& flags) {
                                                              : "fma_f32";
     TimeProblem(flags, r, fixture);
     // A bandwidth-bound row's roof is the stream of its reads and writes at its
-    // footprint, from the copy and read loops timed beside it.
+    // footprint, from the copy and read loops timed beside it (and, for depthwise, the
+    // FMA loop timed beside it: RoofGbps).
     if (r.copy_gbps_at_footprint > 0) {
       r.roof = worker::WithBandwidth(
           r.roof, worker::StreamGbps(r.copy_gbps_at_footprint, r.read_gbps_at_footprint, r.problem),
-          calibration.peak_gflops_f32(), r.problem.Flops(), r.problem.CompulsoryBytes());
-    }
-    if (r.peak_gflops > 0) {
+          r.peak_gflops > 0 ? r.peak_gflops : calibration.peak_gflops_f32(), r.problem.Flops(),
+          r.problem.CompulsoryBytes());
+    } else if (r.peak_gflops > 0) {
       // The compute roof of this row is the peak timed beside it.
       mtune::v1::Calibration side_by_side = calibration;
       side_by_side.set_peak_gflops_f32(r.peak_gflops);

@@ -221,6 +221,16 @@ bool BandwidthBound(const std::string& family) {
          family == "transpose_2d";
 }
 
+bool HasFmaComputeRoof(const std::string& family) {
+  return family == "depthwise_conv_1d_nwc_wc" || family == "depthwise_conv_2d_nhwc_hwc";
+}
+
+double RoofGbps(const strategies::Problem& problem, double stream_gbps, double fma_seconds) {
+  if (!HasFmaComputeRoof(problem.family) || fma_seconds <= 0 || problem.Flops() <= 0)
+    return stream_gbps;
+  return std::min(stream_gbps, problem.CompulsoryBytes() / fma_seconds / 1e9);
+}
+
 std::string ShortShape(const strategies::Problem& problem) {
   const bool plain = IsMatmulFamily(problem.family) || problem.family == "batch_matmul" ||
                      problem.family == "copy_2d" || problem.family == "transpose_2d" ||

@@ -28,6 +28,22 @@ absl::StatusOr<std::vector<strategies::Problem>> SelectProblems(const std::strin
 // FMA peak: depthwise, reductions, copy, transpose.
 bool BandwidthBound(const std::string& family);
 
+// Whether a bandwidth-bound family's FLOPs are multiply-adds (depthwise), so that the
+// FMA peak can bound it before the bandwidth does: a 3 x 3 depthwise conv does 18 FLOPs
+// per 12 compulsory bytes (input read, output accumulated into), and where the FMA
+// peak is low against the bandwidth of the level its footprint fits it is
+// compute-bound (Zen 4 runs AVX-512 at half width: at 117 GFLOP/s the FMA loop allows
+// 80 GB/s, while reads and write-backs at 58 x 58 x 64 stream at about 127). Reductions add
+// only (1 FLOP per 4 bytes: never near their FMA-free add peak); copy and transpose
+// have no FLOPs.
+bool HasFmaComputeRoof(const std::string& family);
+
+// The roofline of a bandwidth-bound row in GB/s of compulsory bytes: the stream
+// bandwidth of its reads and writes at its footprint, or, for a family with a compute
+// roof, the bytes over `fma_seconds` (how long the FMA loop took for the row's FLOPs,
+// timed beside it) where that is lower. `fma_seconds` <= 0: not timed.
+double RoofGbps(const strategies::Problem& problem, double stream_gbps, double fma_seconds);
+
 // "512x512x512" for matmuls and 2-D kernels; "w=1026 c=64 kw=3 f=64 sw=2" (values of
 // 1 for n, strides and dilations left out) for windowed families.
 std::string ShortShape(const strategies::Problem& problem);
