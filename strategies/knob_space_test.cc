@@ -715,6 +715,33 @@ TEST(KnobSpace, CopyStartPointTriesStreamingStoresWhereTheyAreAllowed) {
   EXPECT_EQ(transpose[0].at("nt_stores"), "1");
 }
 
+// conv_2d_decomposed's start point: 16-wide filter tiles, tried second; where the
+// default is already 16 (F = 48 gives way to 16 for the smallest rest) it adds nothing.
+TEST(KnobSpace, Conv2dStartPointTriesSixteenWideFilterTiles) {
+  auto starts_for = [](const std::string& key) {
+    return StartingCandidates(TemplateSpace("conv_2d_decomposed", key));
+  };
+  std::vector<KnobValues> deep =
+      starts_for("conv_2d_nhwc_hwcf:n=1,h=9,w=9,c=512,kh=3,kw=3,f=512,sh=1,sw=1,dh=1,dw=1:f32");
+  ASSERT_EQ(deep.size(), 2u);
+  EXPECT_EQ(deep[0].at("tile_f"), "32");
+  EXPECT_EQ(deep[1].at("tile_f"), "16");
+  EXPECT_EQ(deep[1].at("tile_ow"), deep[0].at("tile_ow"));
+  EXPECT_EQ(deep[1].at("f_main"), "512");
+  EXPECT_EQ(starts_for("conv_2d_nhwc_hwcf:n=1,h=10,w=10,c=8,kh=3,kw=3,f=48,sh=1,sw=1,dh=1,dw=1:f32").size(),
+            1u);
+}
+
+// reduce_tiled's start point: one row at a time, after the family's default rows.
+TEST(KnobSpace, ReduceStartPointTriesOneRowTiles) {
+  std::vector<KnobValues> rows =
+      StartingCandidates(TemplateSpace("reduce_tiled", "reduce_rows_2d:m=2048,n=4096:f32"));
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].at("tile_m"), "4");
+  EXPECT_EQ(rows[1].at("tile_m"), "1");
+  EXPECT_EQ(rows[1].at("split_reduction"), rows[0].at("split_reduction"));
+}
+
 // The conv templates' tile_ow: 8 while its last tile pads the output row by at most an
 // eighth; else the whole row when it is at most 16 wide, else the largest tile of
 // 4 to 16 that pads least (never a 1- or 2-wide tile, though those pad nothing).

@@ -22,7 +22,15 @@
 // lower_broadcast is left out of the final patterns on purpose: together with
 // canonicalization it ping-pongs forever on these loops.
 module attributes {transform.with_named_sequence} {
-  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.consumed}) {
+  // Start point (proposed right after the default, see strategies/knob_space.h):
+  // 16-wide filter tiles. On the AMD EPYC (znver4) host of session 33, which runs
+  // AVX-512 at half width, it ran the five 2-D rows of the families suite at 1.00,
+  // 1.01, 1.01, 1.10 and 1.42x the default (9x9x512: 105 against 74 GFLOP/s, 1.02x
+  // oneDNN; `mtune-bench-families --trials 0 --variant tile_f=16`), while a 12-trial
+  // search of the 3472-candidate 9x9x512 space had missed it (70 GFLOP/s). The
+  // default stays 32, measured best on the Intel host of sessions 15-31.
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.consumed})
+      attributes {mtune.start_points = [{tile_f = 16 : i64}]} {
     %conv = transform.structured.match ops{["linalg.conv_2d_nhwc_hwcf"]} in %root : (!transform.any_op) -> !transform.any_op
 
     // tile_ow may also be any divisor of the output width up to 16, so that a row is

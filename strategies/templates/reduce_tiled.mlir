@@ -40,7 +40,14 @@
 // first). Column sums reduce an outer dimension, which innerreduction would transpose
 // (0.2-0.36x of innerparallel), so they only have innerparallel.
 module attributes {transform.with_named_sequence} {
-  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.consumed}) {
+  // Start point (proposed right after the default, see strategies/knob_space.h): one
+  // row at a time. A row sum streamed from DRAM (2048x4096) ran 1.20-1.27x the 4-row
+  // default with 1-row tiles split by 8, 16 or 32 (36-37 against 31 GB/s, 1.0-1.1x
+  // oneDNN; AMD EPYC znver4 host, session 33, one `mtune-bench-families --variant`
+  // run), where 2 rows ran 0.95x: a single stream suits the prefetchers there; in the
+  // L2 (256x512) 4 rows stay best. A column sum takes 1-row tiles as one more trial.
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.consumed})
+      attributes {mtune.start_points = [{tile_m = 1 : i64}]} {
     %op = transform.structured.match ops{["linalg.reduce"]} in %root : (!transform.any_op) -> !transform.any_op
     // Row sums start from 4-row tiles (8 ran 256x512 at 0.56x), column sums from 8
     // rows (4 ran 2048x4096 at 0.57x): one `mtune-bench-families --variant` run.
