@@ -685,17 +685,27 @@ TEST(KnobSpace, MatmulPackedStartPointReadsAInPlaceWithSmallKTiles) {
     return StartingCandidates(TemplateSpace("matmul_packed", key));
   };
   std::vector<KnobValues> cube = starts_for("matmul:m=512,n=512,k=512:f32");
-  ASSERT_EQ(cube.size(), 2u);
+  ASSERT_EQ(cube.size(), 3u);
   EXPECT_EQ(cube[0].at("tile_k1"), "512");
   EXPECT_EQ(cube[1].at("tile_k1"), "128");
   EXPECT_EQ(cube[1].at("tile_k2"), "1");
   EXPECT_EQ(cube[1].at("pack_a"), "no");
   EXPECT_EQ(cube[1].at("tile_m1"), cube[0].at("tile_m1"));
-  // k = 513: 128 would pad k to 640, so the point keeps the default's k tile (520).
+  // The second point: A packed, B in place, the default's k2.
+  EXPECT_EQ(cube[2].at("tile_k1"), "128");
+  EXPECT_EQ(cube[2].at("tile_k2"), cube[0].at("tile_k2"));
+  EXPECT_EQ(cube[2].at("pack_a"), "only");
+  // k = 513: 128 would pad k to 640, so the points keep the default's k tile (520).
   std::vector<KnobValues> odd = starts_for("matmul:m=127,n=255,k=513:f32");
-  ASSERT_EQ(odd.size(), 2u);
+  ASSERT_EQ(odd.size(), 3u);
   EXPECT_EQ(odd[1].at("tile_k1"), odd[0].at("tile_k1"));
   EXPECT_EQ(odd[1].at("pack_a"), "no");
+  EXPECT_EQ(odd[2].at("pack_a"), "only");
+  // B stored transposed has no `only`: the second point keeps the default's packing.
+  std::vector<KnobValues> nt = starts_for("matmul_transpose_b:m=512,n=512,k=512:f32");
+  ASSERT_EQ(nt.size(), 3u);
+  EXPECT_EQ(nt[2].at("pack_a"), nt[0].at("pack_a"));
+  EXPECT_EQ(nt[2].at("tile_k1"), "128");
 }
 
 // copy_tiled's start point (streaming stores): tried second by copies where the

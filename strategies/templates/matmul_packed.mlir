@@ -50,8 +50,16 @@ module attributes {transform.with_named_sequence} {
   // 1.07-1.13x the default at 512^3 and 1024^3 (1.0x oneDNN) and was the best of 96-160
   // tuned trials there; on the Intel host of the 512^3 table it measured 0.92x of the
   // default (166 against 180 GFLOP/s), which is why it is not the default.
+  // A second start point: A packed, B read in place (pack_a = only), k tiles of 128.
+  // On the AMD EPYC znver4 host of session 33 (`mtune-bench-families --trials 0
+  // --variant`, 5 rounds) it ran 64x512x1024 at 1.08-1.09x the default (112 GFLOP/s,
+  // 0.99x oneDNN, where 12-trial searches had stopped at 0.91-0.92x), 256^3 and 512^3
+  // at 1.02-1.03x and matmul_transpose_a 512^3 at 0.98-1.06x, but 1024^3 at 0.95x and
+  // 127x255x513 (whose k keeps the default's 520-wide tile) at 0.64x. Where B is
+  // stored transposed it has no `only`, and keeps the default's packing.
   transform.named_sequence @__transform_main(%root: !transform.any_op {transform.consumed})
-      attributes {mtune.start_points = [{tile_k1 = 128 : i64, tile_k2 = 1 : i64, pack_a = "no"}]} {
+      attributes {mtune.start_points = [{tile_k1 = 128 : i64, tile_k2 = 1 : i64, pack_a = "no"},
+                                        {tile_k1 = 128 : i64, pack_a = "only"}]} {
     // A batch matmul is tiled by one batch, and each batch's tile becomes a plain 2-D
     // linalg.matmul (generalized, its unit batch dimension folded into rank-reducing
     // slices, named again); what follows tunes that matmul inside the batch loop. The
