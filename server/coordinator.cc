@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <map>
+#include <set>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -608,15 +610,20 @@ void Coordinator::RefillLocked(JobRun& job) {
     if (std::string why = run->limits->Exhausted(now); !why.empty())
       StopProblemLocked(*run, job.id, why);
   }
-  // Enough work queued to keep every worker busy (each holds up to its lease
-  // window, plus one waiting), little enough that proposals can still learn
-  // from results.
-  size_t wanted = 0;
-  for (const auto& [id, w] : workers_)
-    if (!w.gone) wanted += w.window + 1;
-  const uint32_t window = static_cast<uint32_t>(std::max<size_t>(2, wanted));
+  // Enough work queued to keep busy every worker that can run a problem's tasks
+  // (each holds up to its lease window, plus one waiting), little enough that
+  // proposals can still learn from results. Problems are windowed by the CPU
+  // features their template needs, so tasks waiting for one busy AMX worker do not
+  // hold back the tasks any worker can run.
+  auto window_for = [this](const std::vector<std::string>& needs) {
+    size_t wanted = 0;
+    for (const auto& [id, w] : workers_)
+      if (!w.gone && HasFeatures(w, needs)) wanted += w.window + 1;
+    return static_cast<uint32_t>(std::max<size_t>(2, wanted));
+  };
   if (job.shared_budget == 0) {
     for (auto& run : job.problems) {
+      const uint32_t window = window_for(run->needs_features);
       // A confirmation asks on past its budget, to say why it stops.
       while (!run->exhausted && (run->proposed < run->budget || run->confirm_top > 0) &&
              run->proposed - run->finished < window) {
@@ -626,23 +633,27 @@ void Coordinator::RefillLocked(JobRun& job) {
     return;
   }
   // Shared budget: each proposal goes to the problem where the next trial is
-  // expected to gain most.
+  // expected to gain most, among those whose workers' window has room.
+  std::set<const ProblemRun*> declined;  // proposed nothing when asked this time
   for (;;) {
-    uint32_t proposed = 0, in_flight = 0;
+    uint32_t proposed = 0;
+    std::map<std::vector<std::string>, uint32_t> in_flight;  // by needed features
     for (const auto& run : job.problems) {
       proposed += run->proposed;
-      in_flight += run->proposed - run->finished;
+      in_flight[run->needs_features] += run->proposed - run->finished;
     }
-    if (proposed >= job.shared_budget || in_flight >= window) break;
+    if (proposed >= job.shared_budget) break;
     ProblemRun* pick = nullptr;
     double pick_gain = 0;
     for (auto& run : job.problems) {
-      if (run->exhausted) continue;
+      if (run->exhausted || declined.contains(run.get()) ||
+          in_flight[run->needs_features] >= window_for(run->needs_features))
+        continue;
       const double gain = ExpectedGain(run->scores, run->proposed, proposed);
       if (!pick || gain > pick_gain) pick = run.get(), pick_gain = gain;
     }
     if (!pick) break;
-    ProposeOneLocked(job, *pick);
+    if (!ProposeOneLocked(job, *pick)) declined.insert(pick);
   }
 }
 

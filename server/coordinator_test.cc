@@ -479,5 +479,41 @@ TEST(Coordinator, LeasesTasksOnlyToWorkersWhoseCpuCanRunThem) {
   }
 }
 
+// With a shared budget, the tasks of a problem that only a busy worker can run do not
+// fill the job's window: the other problem's tasks keep flowing to the workers that
+// can run them.
+TEST(Coordinator, TasksWaitingForABusyWorkerDoNotStallTheRestOfASharedBudget) {
+  ScratchDir scratch;
+  auto store = db::Store::Open(scratch.Path("mtune.sqlite"));
+  ASSERT_TRUE(store.ok()) << store.status();
+  Coordinator coordinator(store->get(), CoordinatorOptions());
+  const std::string avx2 = RegisterWorkerWith(coordinator, "avx2", kAvx2Cpu);
+  RegisterWorkerWith(coordinator, "amx", kAmxCpu);  // busy elsewhere: it never asks
+  mtune::v1::JobSpec spec = Bf16AndF32Matmuls();
+  spec.set_allocation("gain");
+  spec.set_trials(8);  // 16 shared between the two problems
+  auto job = coordinator.SubmitJob(spec);
+  ASSERT_TRUE(job.ok()) << job.status();
+  ASSERT_THAT(job->spec().problem_templates(), ElementsAre("matmul_bf16_amx", "matmul_packed"));
+
+  // The AVX2 worker measures f32 candidates one at a time; the bf16 ones wait, at
+  // most what the AMX worker could hold queued for it.
+  for (int i = 0; i < 8; ++i) {
+    auto task = coordinator.NextTask(avx2, 0.3, /*window=*/1);
+    ASSERT_TRUE(task.ok()) << task.status();
+    ASSERT_NE(*task, nullptr) << "no f32 task for the idle worker after " << i;
+    EXPECT_EQ((*task)->problem(), kSmallMatmul);
+    mtune::v1::Result result;
+    result.set_status(mtune::v1::RESULT_STATUS_OK);
+    result.set_gflops(10 + i);
+    result.set_total_s(0.5);
+    ASSERT_TRUE(coordinator.ReportResult(avx2, (*task)->task_id(), result).ok());
+  }
+  auto progress = coordinator.GetJob(job->id());
+  ASSERT_TRUE(progress.ok()) << progress.status();
+  EXPECT_EQ(progress->progress(1).trials_done(), 8u);
+  EXPECT_EQ(progress->progress(0).trials_done(), 0u);
+}
+
 }  // namespace
 }  // namespace mtune::server
