@@ -340,13 +340,13 @@ TEST_F(CoordinatorOnAStore, AConfirmationJobIsRefusedWithATrialBudgetOrNothingSt
   EXPECT_TRUE(store_->ListJobIds(mtune::v1::JOB_STATE_RUNNING)->empty());
 }
 
-// A problem no candidate of the template can tune (matmul_bf16_vnni's n cache tiles
-// are divisors of n in whole 16-column pieces, and 40 has none) is refused at
-// submission, naming the template and the command that shows its space, instead of
-// a job that can only fail.
+// A problem no candidate of the template can tune (matmul_bf16_vnni's k cache tiles
+// hold at least two pairs, or three elements where k is odd, and k = 2 has none) is
+// refused at submission, naming the template and the command that shows its space,
+// instead of a job that can only fail.
 TEST_F(CoordinatorOnAStore, AProblemWithoutAValidCandidateIsRefused) {
   mtune::v1::JobSpec job;
-  job.add_problems("matmul:m=40,n=40,k=64:bf16");
+  job.add_problems("matmul:m=40,n=40,k=2:bf16");
   job.set_template_name("matmul_bf16_vnni");
   job.set_trials(4);
   job.set_search("random");
@@ -354,7 +354,7 @@ TEST_F(CoordinatorOnAStore, AProblemWithoutAValidCandidateIsRefused) {
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(refused.status().message(),
-              HasSubstr("template matmul_bf16_vnni has no valid candidate for matmul:m=40,n=40,k=64:bf16"));
+              HasSubstr("template matmul_bf16_vnni has no valid candidate for matmul:m=40,n=40,k=2:bf16"));
   EXPECT_TRUE(store_->ListJobIds(mtune::v1::JOB_STATE_RUNNING)->empty());
   // A shape it tiles is accepted.
   job.set_problems(0, "matmul:m=37,n=64,k=64:bf16");

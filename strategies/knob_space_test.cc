@@ -573,6 +573,26 @@ TEST(KnobSpace, OptionFormTermsUniteInAscendingOrderWithRoundedUpDimensions) {
   }
 }
 
+// An operand may be a form of one value: the divisors of a dimension rounded up.
+TEST(KnobSpace, OptionFormOperandsNest) {
+  auto problem = ParseProblemKey("matmul:m=64,n=255,k=64:f32");
+  ASSERT_TRUE(problem.ok());
+  auto space = ExtractKnobSpace(KnobLines(R"mlir(    %a = transform.tune.knob<"a"> options = "divisors(roundup(n, 16))" -> !transform.param<i64>
+    %b = transform.tune.knob<"b"> options = "divisors(roundup(n, 16), min(k, 32)), 3" -> !transform.param<i64>)mlir"), *problem);
+  ASSERT_TRUE(space.ok()) << space.status();
+  EXPECT_EQ(space->knobs[0].options,
+            (std::vector<std::string>{"1", "2", "4", "8", "16", "32", "64", "128", "256"}));
+  EXPECT_EQ(space->knobs[1].options, (std::vector<std::string>{"1", "2", "3", "4", "8", "16", "32"}));
+  // An operand must be one value; parentheses must balance.
+  for (const char* bad : {"divisors(divisors(n))", "divisors(roundup(n, 16)", "roundup(min(n, k, 16)"}) {
+    auto status = ExtractKnobSpace(
+        KnobLines(absl::StrCat("    %a = transform.tune.knob<\"a\"> options = \"", bad,
+                               "\" -> !transform.param<i64>")),
+        *problem);
+    EXPECT_EQ(status.status().code(), absl::StatusCode::kInvalidArgument) << bad;
+  }
+}
+
 // mtune.padded_default: the template's tile stays the default while it pads its
 // dimension by at most an eighth; beyond that, the listed value that pads least.
 TEST(KnobSpace, PaddedDefaultReplacesATileThatPadsMoreThanAnEighth) {

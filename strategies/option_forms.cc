@@ -14,9 +14,43 @@ namespace {
 // small enough that expanding divisors(X) stays instant.
 constexpr int64_t kMaxOptionOperand = int64_t{1} << 31;
 
+absl::StatusOr<std::vector<int64_t>> ExpandOptionTerm(absl::string_view form, const Problem& problem,
+                                                      absl::string_view knob);
+
+// `text` cut at its top-level commas (those outside parentheses); nullopt when its
+// parentheses do not balance.
+std::optional<std::vector<absl::string_view>> SplitTopLevel(absl::string_view text) {
+  std::vector<absl::string_view> parts;
+  int depth = 0;
+  size_t start = 0;
+  for (size_t i = 0; i <= text.size(); ++i) {
+    if (i == text.size() || (text[i] == ',' && depth == 0)) {
+      parts.push_back(text.substr(start, i - start));
+      start = i + 1;
+    } else if (text[i] == '(') {
+      ++depth;
+    } else if (text[i] == ')') {
+      if (--depth < 0) return std::nullopt;
+    }
+  }
+  if (depth != 0) return std::nullopt;
+  return parts;
+}
+
+// An operand: an integer, a dimension of the problem, or a form of one value
+// ("divisors(roundup(n, 16))": the divisors of n rounded up to a multiple of 16,
+// the tiles of a dimension a template pads to 16).
 absl::StatusOr<int64_t> ResolveOperand(absl::string_view arg, const Problem& problem,
                                        absl::string_view knob) {
   arg = absl::StripAsciiWhitespace(arg);
+  if (arg.find('(') != absl::string_view::npos) {
+    auto values = ExpandOptionTerm(arg, problem, knob);
+    if (!values.ok()) return values.status();
+    if (values->size() != 1)
+      return absl::InvalidArgumentError(absl::StrCat("knob '", knob, "': option operand ", arg,
+                                                     " is not one value (it gives ", values->size(), ")"));
+    return values->front();
+  }
   int64_t value = 0;
   auto [ptr, ec] = std::from_chars(arg.data(), arg.data() + arg.size(), value);
   if (ec == std::errc() && ptr == arg.data() + arg.size()) {
@@ -35,7 +69,8 @@ absl::StatusOr<int64_t> ResolveOperand(absl::string_view arg, const Problem& pro
 }
 
 constexpr char kKnownForms[] =
-    "N, pow2(LO, HI), divisors(X[, MAX]), roundup(X, Q), rounddown(X, Q), min(X, Y)";
+    "N, pow2(LO, HI), divisors(X[, MAX]), roundup(X, Q), rounddown(X, Q), min(X, Y); an "
+    "operand may itself be a form of one value";
 
 // Expands one term of an option form ("64", "pow2(16, m)", "divisors(k)",
 // "roundup(k, 16)") to integers.
@@ -53,8 +88,11 @@ absl::StatusOr<std::vector<int64_t>> ExpandOptionTerm(absl::string_view form, co
         "knob '", knob, "': options \"", form,
         "\" is not an array nor a list of ", kKnownForms));
   absl::string_view fn = absl::StripAsciiWhitespace(form.substr(0, open));
-  std::vector<absl::string_view> args =
-      absl::StrSplit(form.substr(open + 1, close - open - 1), ',');
+  std::optional<std::vector<absl::string_view>> split = SplitTopLevel(form.substr(open + 1, close - open - 1));
+  if (!split)
+    return absl::InvalidArgumentError(
+        absl::StrCat("knob '", knob, "': unbalanced parentheses in options \"", form, "\""));
+  const std::vector<absl::string_view>& args = *split;
   std::vector<int64_t> values;
   if (fn == "pow2" && args.size() == 2) {
     auto lo = ResolveOperand(args[0], problem, knob);
@@ -124,22 +162,11 @@ std::optional<int64_t> IntegerValue(absl::string_view text) {
 
 absl::StatusOr<std::vector<int64_t>> ExpandTermsInOrder(absl::string_view form, const Problem& problem,
                                                         absl::string_view knob) {
-  std::vector<absl::string_view> terms;
-  int depth = 0;
-  size_t start = 0;
-  for (size_t i = 0; i <= form.size(); ++i) {
-    if (i == form.size() || (form[i] == ',' && depth == 0)) {
-      terms.push_back(form.substr(start, i - start));
-      start = i + 1;
-    } else if (form[i] == '(') {
-      ++depth;
-    } else if (form[i] == ')') {
-      if (--depth < 0) break;
-    }
-  }
-  if (depth != 0)
+  std::optional<std::vector<absl::string_view>> split = SplitTopLevel(form);
+  if (!split)
     return absl::InvalidArgumentError(
         absl::StrCat("knob '", knob, "': unbalanced parentheses in options \"", form, "\""));
+  const std::vector<absl::string_view>& terms = *split;
   if (terms.size() == 1) return ExpandOptionTerm(form, problem, knob);
   std::vector<int64_t> values;
   for (absl::string_view term : terms) {

@@ -67,12 +67,16 @@ TEST(ChooseTemplate, NoKnownTargetMeansThePortableDefaultAndSaysSo) {
 }
 
 TEST(ChooseTemplate, ShapesATemplateCannotTileFallThrough) {
-  // n = 40: no cache tile of n is a multiple of 16 columns, which both bf16 templates
-  // need (AMX's tiles, AVX512-BF16's vectors).
+  // n = 40: no cache tile of n is a multiple of 16 columns, which AMX's tiles need;
+  // AVX512-BF16's template pads n to 48.
   const TemplateChoice n40 = Choose("matmul:m=37,n=40,k=34:bf16", {kAmx});
-  EXPECT_EQ(n40.tpl.name, "matmul_packed");
+  EXPECT_EQ(n40.tpl.name, "matmul_bf16_vnni");
   EXPECT_THAT(n40.reason, HasSubstr("matmul_bf16_amx has no valid candidate for this shape"));
-  EXPECT_THAT(n40.reason, HasSubstr("matmul_bf16_vnni has no valid candidate for this shape"));
+  // k = 2: neither tiles it (AMX and AVX512-BF16 cache tiles hold at least two pairs).
+  const TemplateChoice k2 = Choose("matmul:m=37,n=40,k=2:bf16", {kAmx});
+  EXPECT_EQ(k2.tpl.name, "matmul_packed");
+  EXPECT_THAT(k2.reason, HasSubstr("matmul_bf16_amx has no valid candidate for this shape"));
+  EXPECT_THAT(k2.reason, HasSubstr("matmul_bf16_vnni has no valid candidate for this shape"));
   // An odd k: AMX's pairs need an even one; AVX512-BF16's cache tiles pad it.
   const TemplateChoice odd_k = Choose("matmul:m=37,n=96,k=67:bf16", {kAmx});
   EXPECT_EQ(odd_k.tpl.name, "matmul_bf16_vnni");

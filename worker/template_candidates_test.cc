@@ -183,6 +183,11 @@ INSTANTIATE_TEST_SUITE_P(
         // An odd k: one odd cache tile (67), each padded by a zero pair element.
         NamedCase{"matmul_bf16_vnni", "matmul:m=37,n=96,k=67:bf16", 2},
         NamedCase{"matmul_bf16_vnni", "matmul_transpose_a:m=20,n=32,k=255:bf16", 3},
+        // An n that is not a multiple of 16: padded with zero columns to one (40 ->
+        // 48, 255 -> 256), C copied back; with an odd k too, in every layout.
+        NamedCase{"matmul_bf16_vnni", "matmul:m=37,n=40,k=34:bf16", 3},
+        NamedCase{"matmul_bf16_vnni", "matmul_transpose_a:m=20,n=255,k=67:bf16", 2},
+        NamedCase{"matmul_bf16_vnni", "matmul_transpose_b:m=37,n=25,k=34:bf16", 3},
         // AMX tiles: 37 rows are whole blocks and rest rows, 17 pairs a whole k step
         // of 16 and a last one of 1 (tiles of every smaller shape; 8 valid
         // candidates, whose random draws are rare: 2); 127 rows leave

@@ -38,13 +38,18 @@
 //
 // Shapes: any m (the rows m % tile_m2 left after the whole register tiles are peeled
 // into a loop of their own, with a register tile of that many rows: rest_m2, derived),
-// n a multiple of 16, any k of at least 3. An even k is cut into whole pairs (k1
+// any n, any k of at least 3. An n that is not a multiple of 16 is padded with zero
+// columns to the next one first (B's extra columns and C's; C is copied back): on the
+// AMD EPYC znver4 host of session 33, 127x255x513 ran at 180-189 GFLOP/s so, against
+// 208 for 127x256x513 and 73 for matmul_packed (the choice for such shapes before),
+// alternating `mtune measure` runs. Where n is a multiple of 16 the pad is nothing:
+// the kernel is the same as without it. An even k is cut into whole pairs (k1
 // even): nothing pads. An odd k has only odd cache tiles, each padded with one zero
 // pair element: the pack of A becomes a copy (with a zero column) instead of a view,
 // B's copy gets a zero row (session 32; every candidate of 37x96x67 in the three
 // layouts and of 20x32x255 verified). Padding the whole matmul instead (session 29)
 // ran the pads as scalar copies: 127x255x513 at 41 GFLOP/s against matmul_packed's
-// 79. Other shapes have no valid candidate here: a job naming this template for one
+// 79. A k below 3 has no valid candidate here: a job naming this template for one
 // is refused, and one naming none gets matmul_packed.
 //
 // On that host a loop of vdpbf16ps on registers alone peaks at 123 GFLOP/s, half the
@@ -54,10 +59,15 @@
 module attributes {transform.with_named_sequence} {
   transform.named_sequence @__transform_main(%root: !transform.any_op {transform.consumed})
       attributes {mtune.element_types = ["bf16"], mtune.cpu_features = ["avx512bf16"]} {
-    %mm = transform.structured.match ops{["linalg.matmul"]} in %root : (!transform.any_op) -> !transform.any_op
-    // Cache tiles: divisors of n and k (nothing pads), so every tile is whole. The
-    // default is the divisor nearest 256 x 256 (a 128 KiB packed B panel).
-    %tn1 = transform.tune.knob<"tile_n1"> = 256 from options = "divisors(n)" -> !transform.param<i64>
+    %op = transform.structured.match ops{["linalg.matmul"]} in %root : (!transform.any_op) -> !transform.any_op
+    // n padded to a multiple of 16 (nothing where it is one).
+    %mm, %n_pads, %n_copy_back = transform.structured.pad %op pad_to_multiple_of [16] {
+        padding_dimensions = [1],
+        copy_back_op = "linalg.copy"
+      } : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    // Cache tiles: divisors of n (padded to a multiple of 16) and k, so every tile is
+    // whole. The default is the divisor nearest 256 x 256 (a 128 KiB packed B panel).
+    %tn1 = transform.tune.knob<"tile_n1"> = 256 from options = "divisors(roundup(n, 16))" -> !transform.param<i64>
     %tk1 = transform.tune.knob<"tile_k1"> = 256 from options = "divisors(k)" -> !transform.param<i64>
     // The register tile: m2 rows x n2 columns of f32 accumulators (n2/16 zmm per row).
     // @unroll_register_tile has one case per option.
