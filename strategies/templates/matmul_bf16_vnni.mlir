@@ -60,14 +60,19 @@ module attributes {transform.with_named_sequence} {
   transform.named_sequence @__transform_main(%root: !transform.any_op {transform.consumed})
       attributes {mtune.element_types = ["bf16"], mtune.cpu_features = ["avx512bf16"]} {
     %op = transform.structured.match ops{["linalg.matmul"]} in %root : (!transform.any_op) -> !transform.any_op
-    // n padded to a multiple of 16 (nothing where it is one).
-    %mm, %n_pads, %n_copy_back = transform.structured.pad %op pad_to_multiple_of [16] {
+    // The columns the kernel computes: n rounded up to a multiple of 16, 32 or 64 (one
+    // option where these agree: n = 512 has only 512, n = 255 only 256). The default,
+    // the first option, pads least; n = 1000 may also take 1024, whose cache tiles
+    // hold 32- and 64-column register tiles (1008's odd multiples of 16 hold only 16).
+    %np = transform.tune.knob<"n_padded"> = 16 from options = "roundup(n, 16), roundup(n, 32), roundup(n, 64)" -> !transform.param<i64>
+    // n padded with zero columns to that (nothing where it is n).
+    %mm, %n_pads, %n_copy_back = transform.structured.pad %op pad_to_multiple_of [%np] {
         padding_dimensions = [1],
         copy_back_op = "linalg.copy"
-      } : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
-    // Cache tiles: divisors of n (padded to a multiple of 16) and k, so every tile is
-    // whole. The default is the divisor nearest 256 x 256 (a 128 KiB packed B panel).
-    %tn1 = transform.tune.knob<"tile_n1"> = 256 from options = "divisors(roundup(n, 16))" -> !transform.param<i64>
+      } : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    // Cache tiles: divisors of the padded n and of k, so every tile is whole. The
+    // default is the divisor nearest 256 x 256 (a 128 KiB packed B panel).
+    %tn1 = transform.tune.knob<"tile_n1"> = 256 from options = "divisors(roundup(n, 16)), divisors(roundup(n, 32)), divisors(roundup(n, 64))" -> !transform.param<i64>
     %tk1 = transform.tune.knob<"tile_k1"> = 256 from options = "divisors(k)" -> !transform.param<i64>
     // The register tile: m2 rows x n2 columns of f32 accumulators (n2/16 zmm per row).
     // @unroll_register_tile has one case per option.
@@ -88,9 +93,9 @@ module attributes {transform.with_named_sequence} {
     // columns and one broadcast of A fit the 32 zmm registers: (m2 + 1) * n2 / 16
     // <= 31. The packed B panel (n1 x k1 bf16) takes at most half of this machine
     // family's 2 MiB L2.
-    transform.smt.constrain_params(%tn1, %tk1, %tm2, %tn2, %rest)
-        : (!transform.param<i64>, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>) -> () {
-    ^bb0(%n1: !smt.int, %k1: !smt.int, %m2: !smt.int, %n2: !smt.int, %r: !smt.int):
+    transform.smt.constrain_params(%tn1, %tk1, %tm2, %tn2, %rest, %np)
+        : (!transform.param<i64>, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>) -> () {
+    ^bb0(%n1: !smt.int, %k1: !smt.int, %m2: !smt.int, %n2: !smt.int, %r: !smt.int, %npad: !smt.int):
       %m = smt.declare_fun "m" : !smt.int
       %zero = smt.int.constant 0
       %one = smt.int.constant 1
@@ -118,7 +123,9 @@ module attributes {transform.with_named_sequence} {
       %panel = smt.int.mul %n1, %k1, %two
       %panel_limit = smt.int.constant 1048576
       %panel_ok = smt.int.cmp le %panel, %panel_limit
-      %all = smt.and %n1_ok, %n2_ok, %k1_ok, %m_ok, %regs_ok, %panel_ok
+      %np_n1 = smt.int.mod %npad, %n1
+      %n1_divides = smt.eq %np_n1, %zero : !smt.int
+      %all = smt.and %n1_ok, %n1_divides, %n2_ok, %k1_ok, %m_ok, %regs_ok, %panel_ok
       smt.assert %all
     }
     // Level 1, then k in pairs: A's pack lowers to a view, B's to a pad (of nothing
