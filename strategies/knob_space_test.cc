@@ -584,7 +584,8 @@ TEST(KnobSpace, OptionFormOperandsNest) {
             (std::vector<std::string>{"1", "2", "4", "8", "16", "32", "64", "128", "256"}));
   EXPECT_EQ(space->knobs[1].options, (std::vector<std::string>{"1", "2", "3", "4", "8", "16", "32"}));
   // An operand must be one value; parentheses must balance.
-  for (const char* bad : {"divisors(divisors(n))", "divisors(roundup(n, 16)", "roundup(min(n, k, 16)"}) {
+  for (const char* bad : {"divisors(divisors(n))", "divisors(roundup(n, 16)", "roundup(min(n, k, 16)",
+                          "min(min(min(min(min(n, 1), 1), 1), 1), 1)"}) {
     auto status = ExtractKnobSpace(
         KnobLines(absl::StrCat("    %a = transform.tune.knob<\"a\"> options = \"", bad,
                                "\" -> !transform.param<i64>")),

@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <charconv>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 
 namespace mtune::strategies {
@@ -13,6 +13,10 @@ namespace {
 // Largest magnitude of an option-form operand: far above any dimension (2^16),
 // small enough that expanding divisors(X) stays instant.
 constexpr int64_t kMaxOptionOperand = int64_t{1} << 31;
+
+// Forms nested deeper than this are refused (three is as deep as a template needs:
+// divisors(roundup(n, 16)) is two).
+constexpr int kMaxNesting = 4;
 
 absl::StatusOr<std::vector<int64_t>> ExpandOptionTerm(absl::string_view form, const Problem& problem,
                                                       absl::string_view knob);
@@ -166,6 +170,12 @@ absl::StatusOr<std::vector<int64_t>> ExpandTermsInOrder(absl::string_view form, 
   if (!split)
     return absl::InvalidArgumentError(
         absl::StrCat("knob '", knob, "': unbalanced parentheses in options \"", form, "\""));
+  // Operands nest by recursion: a bound keeps a pathological form from exhausting the stack.
+  int depth = 0, deepest = 0;
+  for (char c : form) deepest = std::max(deepest, depth += c == '(' ? 1 : c == ')' ? -1 : 0);
+  if (deepest > kMaxNesting)
+    return absl::InvalidArgumentError(absl::StrCat("knob '", knob, "': options \"", form,
+                                                   "\" nest deeper than ", kMaxNesting, " forms"));
   const std::vector<absl::string_view>& terms = *split;
   if (terms.size() == 1) return ExpandOptionTerm(form, problem, knob);
   std::vector<int64_t> values;
