@@ -38,11 +38,11 @@
 //
 // Shapes: any m (the rows m % tile_m2 left after the whole register tiles are peeled
 // into a loop of their own, with a register tile of that many rows: rest_m2, derived),
-// any n, any k of at least 3. An n that is not a multiple of 16 is padded with zero
-// columns to the next one first (B's extra columns and C's; C is copied back): on the
-// AMD EPYC znver4 host of session 33, 127x255x513 ran at 180-189 GFLOP/s so, against
-// 208 for 127x256x513 and 73 for matmul_packed (the choice for such shapes before),
-// alternating `mtune measure` runs. Where n is a multiple of 16 the pad is nothing:
+// any n, any k of at least 3. An n that is not a multiple of 16 is first padded with
+// zero columns to n_padded (B's extra columns and C's; C is copied back): on the AMD
+// EPYC znver4 host of session 33, 127x255x513 ran at 180-189 GFLOP/s so, against 208
+// for 127x256x513 and 73 for matmul_packed (the choice for such shapes before),
+// alternating `mtune measure` runs. Where n is already n_padded the pad is nothing:
 // the kernel is the same as without it. An even k is cut into whole pairs (k1
 // even): nothing pads. An odd k has only odd cache tiles, each padded with one zero
 // pair element: the pack of A becomes a copy (with a zero column) instead of a view,
@@ -61,9 +61,11 @@ module attributes {transform.with_named_sequence} {
       attributes {mtune.element_types = ["bf16"], mtune.cpu_features = ["avx512bf16"]} {
     %op = transform.structured.match ops{["linalg.matmul"]} in %root : (!transform.any_op) -> !transform.any_op
     // The columns the kernel computes: n rounded up to a multiple of 16, 32 or 64 (one
-    // option where these agree: n = 512 has only 512, n = 255 only 256). The default,
-    // the first option, pads least; n = 1000 may also take 1024, whose cache tiles
-    // hold 32- and 64-column register tiles (1008's odd multiples of 16 hold only 16).
+    // option where these agree: n = 512 has only 512, n = 255 only 256). The default
+    // is the one the written tiles need least changed for (strategies/default_candidate.h):
+    // n = 1000 gets 1024, whose cache tiles hold 32- and 64-column register tiles, where
+    // 1008's (odd multiples of 16) hold only 16 (185-189 against 143 GFLOP/s); n = 40
+    // gets 64, one 64-column cache tile.
     %np = transform.tune.knob<"n_padded"> = 16 from options = "roundup(n, 16), roundup(n, 32), roundup(n, 64)" -> !transform.param<i64>
     // n padded with zero columns to that (nothing where it is n).
     %mm, %n_pads, %n_copy_back = transform.structured.pad %op pad_to_multiple_of [%np] {
