@@ -615,15 +615,18 @@ void Coordinator::RefillLocked(JobRun& job) {
   // proposals can still learn from results. Problems are windowed by the CPU
   // features their template needs, so tasks waiting for one busy AMX worker do not
   // hold back the tasks any worker can run.
-  auto window_for = [this](const std::vector<std::string>& needs) {
+  // Computed once per refill: the workers do not change while it proposes.
+  std::map<std::vector<std::string>, uint32_t> windows;  // by needed features
+  for (const auto& run : job.problems) {
+    if (windows.contains(run->needs_features)) continue;
     size_t wanted = 0;
     for (const auto& [id, w] : workers_)
-      if (!w.gone && HasFeatures(w, needs)) wanted += w.window + 1;
-    return static_cast<uint32_t>(std::max<size_t>(2, wanted));
-  };
+      if (!w.gone && HasFeatures(w, run->needs_features)) wanted += w.window + 1;
+    windows[run->needs_features] = static_cast<uint32_t>(std::max<size_t>(2, wanted));
+  }
   if (job.shared_budget == 0) {
     for (auto& run : job.problems) {
-      const uint32_t window = window_for(run->needs_features);
+      const uint32_t window = windows.at(run->needs_features);
       // A confirmation asks on past its budget, to say why it stops.
       while (!run->exhausted && (run->proposed < run->budget || run->confirm_top > 0) &&
              run->proposed - run->finished < window) {
@@ -647,7 +650,7 @@ void Coordinator::RefillLocked(JobRun& job) {
     double pick_gain = 0;
     for (auto& run : job.problems) {
       if (run->exhausted || declined.contains(run.get()) ||
-          in_flight[run->needs_features] >= window_for(run->needs_features))
+          in_flight[run->needs_features] >= windows.at(run->needs_features))
         continue;
       const double gain = ExpectedGain(run->scores, run->proposed, proposed);
       if (!pick || gain > pick_gain) pick = run.get(), pick_gain = gain;
