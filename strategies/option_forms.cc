@@ -14,31 +14,37 @@ namespace {
 // small enough that expanding divisors(X) stays instant.
 constexpr int64_t kMaxOptionOperand = int64_t{1} << 31;
 
-// Forms nested deeper than this are refused (three is as deep as a template needs:
-// divisors(roundup(n, 16)) is two).
+// Forms nested deeper than this are refused (templates nest two deep:
+// divisors(roundup(n, 16))).
 constexpr int kMaxNesting = 4;
 
 absl::StatusOr<std::vector<int64_t>> ExpandOptionTerm(absl::string_view form, const Problem& problem,
                                                       absl::string_view knob);
 
-// `text` cut at its top-level commas (those outside parentheses); nullopt when its
-// parentheses do not balance.
-std::optional<std::vector<absl::string_view>> SplitTopLevel(absl::string_view text) {
+// `text` cut at its top-level commas (those outside parentheses), and how deep its
+// parentheses nest.
+struct TopLevelSplit {
   std::vector<absl::string_view> parts;
+  int deepest = 0;
+};
+
+// nullopt when the parentheses of `text` do not balance.
+std::optional<TopLevelSplit> SplitTopLevel(absl::string_view text) {
+  TopLevelSplit split;
   int depth = 0;
   size_t start = 0;
   for (size_t i = 0; i <= text.size(); ++i) {
     if (i == text.size() || (text[i] == ',' && depth == 0)) {
-      parts.push_back(text.substr(start, i - start));
+      split.parts.push_back(text.substr(start, i - start));
       start = i + 1;
     } else if (text[i] == '(') {
-      ++depth;
+      split.deepest = std::max(split.deepest, ++depth);
     } else if (text[i] == ')') {
       if (--depth < 0) return std::nullopt;
     }
   }
   if (depth != 0) return std::nullopt;
-  return parts;
+  return split;
 }
 
 // An operand: an integer, a dimension of the problem, or a form of one value
@@ -92,11 +98,11 @@ absl::StatusOr<std::vector<int64_t>> ExpandOptionTerm(absl::string_view form, co
         "knob '", knob, "': options \"", form,
         "\" is not an array nor a list of ", kKnownForms));
   absl::string_view fn = absl::StripAsciiWhitespace(form.substr(0, open));
-  std::optional<std::vector<absl::string_view>> split = SplitTopLevel(form.substr(open + 1, close - open - 1));
+  std::optional<TopLevelSplit> split = SplitTopLevel(form.substr(open + 1, close - open - 1));
   if (!split)
     return absl::InvalidArgumentError(
         absl::StrCat("knob '", knob, "': unbalanced parentheses in options \"", form, "\""));
-  const std::vector<absl::string_view>& args = *split;
+  const std::vector<absl::string_view>& args = split->parts;
   std::vector<int64_t> values;
   if (fn == "pow2" && args.size() == 2) {
     auto lo = ResolveOperand(args[0], problem, knob);
@@ -166,17 +172,15 @@ std::optional<int64_t> IntegerValue(absl::string_view text) {
 
 absl::StatusOr<std::vector<int64_t>> ExpandTermsInOrder(absl::string_view form, const Problem& problem,
                                                         absl::string_view knob) {
-  std::optional<std::vector<absl::string_view>> split = SplitTopLevel(form);
+  std::optional<TopLevelSplit> split = SplitTopLevel(form);
   if (!split)
     return absl::InvalidArgumentError(
         absl::StrCat("knob '", knob, "': unbalanced parentheses in options \"", form, "\""));
   // Operands nest by recursion: a bound keeps a pathological form from exhausting the stack.
-  int depth = 0, deepest = 0;
-  for (char c : form) deepest = std::max(deepest, depth += c == '(' ? 1 : c == ')' ? -1 : 0);
-  if (deepest > kMaxNesting)
+  if (split->deepest > kMaxNesting)
     return absl::InvalidArgumentError(absl::StrCat("knob '", knob, "': options \"", form,
                                                    "\" nest deeper than ", kMaxNesting, " forms"));
-  const std::vector<absl::string_view>& terms = *split;
+  const std::vector<absl::string_view>& terms = split->parts;
   if (terms.size() == 1) return ExpandOptionTerm(form, problem, knob);
   std::vector<int64_t> values;
   for (absl::string_view term : terms) {
