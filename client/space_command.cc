@@ -35,6 +35,17 @@ absl::StatusOr<nlohmann::json> DescribeSpace(const MeasureRequest& request, bool
                      {"only_with", only_with}});
   }
   out["knobs"] = knobs;
+  // The candidates a job proposes right after the default (the template's
+  // `mtune.start_points` for this problem), each as the knobs it changes.
+  nlohmann::json starts = nlohmann::json::array();
+  const std::vector<strategies::KnobValues> starting = strategies::StartingCandidates(*space);
+  for (size_t i = 1; i < starting.size(); ++i) {
+    nlohmann::json changed = nlohmann::json::object();
+    for (const auto& [name, value] : starting[i])
+      if (defaults && defaults->at(name) != value) changed[name] = value;
+    starts.push_back(changed);
+  }
+  out["start_points"] = starts;
   out["constraints"] = space->constraints.size();
   out["cpu_features"] = space->cpu_features;
   const strategies::CandidateCount count = strategies::CountCandidates(*space);
@@ -69,6 +80,11 @@ std::string FormatSpace(const nlohmann::json& space) {
   }
   if (!space["has_default"].get<bool>())
     text += "no valid candidate near the template's defaults for this problem (defaults shown as written)\n";
+  for (const nlohmann::json& point : space["start_points"]) {
+    std::vector<std::string> changes;
+    for (const auto& [name, value] : point.items()) changes.push_back(absl::StrCat(name, "=", value.get<std::string>()));
+    absl::StrAppend(&text, "start point (proposed after the default): ", absl::StrJoin(changes, " "), "\n");
+  }
   absl::StrAppendFormat(&text, "constraints: %d (transform.smt.constrain_params)\n",
                         space["constraints"].get<int>());
   if (const auto features = space["cpu_features"].get<std::vector<std::string>>(); !features.empty())

@@ -331,8 +331,10 @@ absl::Status CheckOnlyWith(const KnobSpace& space) {
 
 // `mtune.start_points` of `@__transform_main` into space.start_points (after the knobs
 // are known, so that a misspelt knob name is an error rather than a point that
-// silently equals the default).
-absl::Status ReadStartPoints(mlir::ModuleOp module, KnobSpace& space) {
+// silently equals the default). A value written as an option form of one term
+// ("roundup(k, 1)": the whole of k) is evaluated for `problem`, so that a point can
+// name a tile relative to the problem's shape.
+absl::Status ReadStartPoints(mlir::ModuleOp module, const Problem& problem, KnobSpace& space) {
   mlir::Operation* main = nullptr;
   module->walk([&](mlir::transform::NamedSequenceOp op) {
     if (op.getSymName() == mlir::transform::TransformDialect::kTransformEntryPointSymbolName)
@@ -355,7 +357,16 @@ absl::Status ReadStartPoints(mlir::ModuleOp module, KnobSpace& space) {
                        [&](const KnobSpec& k) { return k.name == name; }))
         return absl::InvalidArgumentError(
             absl::StrCat(kStartPointsAttr, " names knob '", name, "', which the template does not declare"));
-      values[name] = OptionText(entry.getValue());
+      std::string text = OptionText(entry.getValue());
+      if (llvm::isa<mlir::StringAttr>(entry.getValue()) && text.find('(') != std::string::npos) {
+        auto form = ExpandTermsInOrder(text, problem, name);
+        if (!form.ok()) return form.status();
+        if (form->size() != 1)
+          return absl::InvalidArgumentError(absl::StrCat(kStartPointsAttr, ": the value of knob '", name,
+                                                         "' must be one term, not \"", text, "\""));
+        text = std::to_string(form->front());
+      }
+      values[name] = std::move(text);
     }
     space.start_points.push_back(std::move(values));
   }

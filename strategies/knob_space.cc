@@ -323,7 +323,7 @@ absl::StatusOr<KnobSpace> ExtractKnobSpace(absl::string_view template_text, cons
     space.knobs.push_back(std::move(spec));
   });
   if (!status.ok()) return status;
-  if (absl::Status read = ReadStartPoints(**module, space); !read.ok()) return read;
+  if (absl::Status read = ReadStartPoints(**module, problem, space); !read.ok()) return read;
   if (absl::Status with = CheckOnlyWith(space); !with.ok()) return with;
   for (const KnobSpec& k : space.knobs) {
     if (k.divides.empty()) continue;

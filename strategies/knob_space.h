@@ -38,7 +38,8 @@
 // the template's author knows to be good on some machines (the default is written for
 // one): each is the default with these knobs changed, proposed right after it, before
 // any search (see StartingCandidates in default_candidate.h). A knob name that the
-// template does not declare is an error.
+// template does not declare is an error. A value may be an option form of one term
+// ("roundup(k, 1)"), evaluated per problem.
 // Alternatives (`transform.tune.alternatives`) are knobs whose options are their
 // region labels, taken from the op's `mtune.labels` array (else "0", "1", ...).
 // A candidate names an option by its text, so a knob's options (as they print) and

@@ -694,8 +694,20 @@ TEST(KnobSpace, StartPointsFollowTheDefaultAndKeepItWhereTheyDoNotApply) {
   ASSERT_EQ(odd->size(), 2u);
   EXPECT_EQ((*odd)[0], (KnobValues{{"a", "100"}, {"b", "8"}}));
   EXPECT_EQ((*odd)[1], (KnobValues{{"a", "100"}, {"b", "1"}}));
-  // A knob the template does not declare, or a point that is not a dictionary, is an error.
-  for (const char* bad : {R"([{c = 1 : i64}])", R"([7])", R"("a")"})
+  // A value written as an option form is evaluated per problem: the whole of m.
+  const std::string whole = R"x([{a = "roundup(m, 1)", b = 1 : i64}])x";
+  auto whole_round = starts_for("matmul:m=512,n=8,k=8:f32", whole);
+  ASSERT_TRUE(whole_round.ok()) << whole_round.status();
+  ASSERT_EQ(whole_round->size(), 2u);
+  EXPECT_EQ((*whole_round)[1], (KnobValues{{"a", "512"}, {"b", "1"}}));
+  auto whole_odd = starts_for("matmul:m=100,n=8,k=8:f32", whole);
+  ASSERT_TRUE(whole_odd.ok()) << whole_odd.status();
+  ASSERT_EQ(whole_odd->size(), 2u);
+  EXPECT_EQ((*whole_odd)[1], (KnobValues{{"a", "100"}, {"b", "1"}}));
+  // A knob the template does not declare, a point that is not a dictionary, a form of
+  // more than one term or an unknown form is an error.
+  for (const char* bad : {R"([{c = 1 : i64}])", R"([7])", R"("a")", R"x([{a = "roundup(m, 1), 64"}])x",
+                          R"x([{a = "whole(m)"}])x"})
     EXPECT_EQ(starts_for("matmul:m=512,n=8,k=8:f32", bad).status().code(),
               absl::StatusCode::kInvalidArgument)
         << bad;
@@ -706,7 +718,7 @@ TEST(KnobSpace, MatmulPackedStartPointReadsAInPlaceWithSmallKTiles) {
     return StartingCandidates(TemplateSpace("matmul_packed", key));
   };
   std::vector<KnobValues> cube = starts_for("matmul:m=512,n=512,k=512:f32");
-  ASSERT_EQ(cube.size(), 3u);
+  ASSERT_EQ(cube.size(), 4u);
   EXPECT_EQ(cube[0].at("tile_k1"), "512");
   EXPECT_EQ(cube[1].at("tile_k1"), "128");
   EXPECT_EQ(cube[1].at("tile_k2"), "1");
@@ -716,17 +728,31 @@ TEST(KnobSpace, MatmulPackedStartPointReadsAInPlaceWithSmallKTiles) {
   EXPECT_EQ(cube[2].at("tile_k1"), "128");
   EXPECT_EQ(cube[2].at("tile_k2"), cube[0].at("tile_k2"));
   EXPECT_EQ(cube[2].at("pack_a"), "only");
-  // k = 513: 128 would pad k to 640, so the points keep the default's k tile (520).
+  // The third: the whole of m and k, 128-column B panels, A in place.
+  EXPECT_EQ(cube[3].at("tile_m1"), "512");
+  EXPECT_EQ(cube[3].at("tile_k1"), "512");
+  EXPECT_EQ(cube[3].at("tile_n1"), "128");
+  EXPECT_EQ(cube[3].at("tile_k2"), "1");
+  EXPECT_EQ(cube[3].at("pack_a"), "no");
+  // k = 513: 128 would pad k to 640, so the first two points keep the default's k
+  // tile (520); the third takes k and m whole (513, 127: its last register tile of m
+  // peeled), nothing padded in either.
   std::vector<KnobValues> odd = starts_for("matmul:m=127,n=255,k=513:f32");
-  ASSERT_EQ(odd.size(), 3u);
+  ASSERT_EQ(odd.size(), 4u);
   EXPECT_EQ(odd[1].at("tile_k1"), odd[0].at("tile_k1"));
   EXPECT_EQ(odd[1].at("pack_a"), "no");
   EXPECT_EQ(odd[2].at("pack_a"), "only");
+  EXPECT_EQ(odd[3].at("tile_m1"), "127");
+  EXPECT_EQ(odd[3].at("tile_k1"), "513");
+  EXPECT_EQ(odd[3].at("peel_m2"), "1");
   // B stored transposed has no `only`: the second point keeps the default's packing.
   std::vector<KnobValues> nt = starts_for("matmul_transpose_b:m=512,n=512,k=512:f32");
-  ASSERT_EQ(nt.size(), 3u);
+  ASSERT_EQ(nt.size(), 4u);
   EXPECT_EQ(nt[2].at("pack_a"), nt[0].at("pack_a"));
   EXPECT_EQ(nt[2].at("tile_k1"), "128");
+  // 1024^3: the whole of m and k would make a 4 MiB A block, over the constraint's
+  // 1 MiB, so the third point is not proposed.
+  EXPECT_EQ(starts_for("matmul:m=1024,n=1024,k=1024:f32").size(), 3u);
 }
 
 // copy_tiled's start point (streaming stores): tried second by copies where the

@@ -57,9 +57,21 @@ module attributes {transform.with_named_sequence} {
   // at 1.02-1.03x and matmul_transpose_a 512^3 at 0.98-1.06x, but 1024^3 at 0.95x and
   // 127x255x513 (whose k keeps the default's 520-wide tile) at 0.64x. Where B is
   // stored transposed it has no `only`, and keeps the default's packing.
+  // A third: the whole of m and of k as one cache tile (roundup(X, 1): nothing padded
+  // in m or k, so A is read in place and each C tile is loaded and stored once), B
+  // packed in 128-column panels, k2 = 1. It was the best of 1800 measured candidates
+  // of 127x255x513 on the Zen 5 host (bench/data/matmul_127x255x513_f32.csv, with a 4
+  // x 64 register tile). On the znver4 host of session 34 (`mtune-bench-families
+  // --trials 0 --variant`, 5-7 rounds) it ran 127x255x513 at 1.04-1.06x what 12
+  // model trials had found (0.98-0.99x oneDNN, where they reached 0.93-0.94x) and
+  // 1.02-1.13x the default on 256^3, 512^3, 64x512x1024, matmul_transpose_a 512^3 and
+  // matmul_transpose_b 127x255x513 and 512^3. Where the whole of m and k makes an A
+  // block over the 1 MiB bound (1024^3), the point breaks a constraint and is not
+  // proposed; where 128 columns pad n by over an eighth, it keeps the default's n1.
   transform.named_sequence @__transform_main(%root: !transform.any_op {transform.consumed})
       attributes {mtune.start_points = [{tile_k1 = 128 : i64, tile_k2 = 1 : i64, pack_a = "no"},
-                                        {tile_k1 = 128 : i64, pack_a = "only"}]} {
+                                        {tile_k1 = 128 : i64, pack_a = "only"},
+                                        {tile_m1 = "roundup(m, 1)", tile_n1 = 128 : i64, tile_k1 = "roundup(k, 1)", tile_k2 = 1 : i64, pack_a = "no"}]} {
     // A batch matmul is tiled by one batch, and each batch's tile becomes a plain 2-D
     // linalg.matmul (generalized, its unit batch dimension folded into rank-reducing
     // slices, named again); what follows tunes that matmul inside the batch loop. The
