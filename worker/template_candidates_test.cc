@@ -6,6 +6,7 @@
 #include <random>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -80,13 +81,19 @@ absl::StatusOr<TemplateUnderTest> LoadTemplate(const std::string& key, const std
                            *std::move(defaults)};
 }
 
-// The default candidate and `random_candidates` valid random ones, drawn with a
-// generator seeded by `key` (so that a failure reproduces), must verify.
-void ExpectDefaultAndRandomCandidatesVerify(const TemplateUnderTest& loaded, const std::string& key,
-                                            int random_candidates) {
+// The default candidate, the template's start points for the problem (a job proposes
+// them right after the default) and `random_candidates` valid random ones, drawn with
+// a generator seeded by `key` (so that a failure reproduces), must verify.
+void ExpectStartingAndRandomCandidatesVerify(const TemplateUnderTest& loaded, const std::string& key,
+                                             int random_candidates) {
   const auto& [problem, tpl, space, defaults] = loaded;
   std::string failure = MeasureCandidate(tpl, problem, defaults);
   EXPECT_EQ(failure, "") << tpl.name << " default:" << Describe(defaults);
+  const std::vector<strategies::KnobValues> starts = strategies::StartingCandidates(space);
+  for (size_t i = 1; i < starts.size(); ++i) {
+    failure = MeasureCandidate(tpl, problem, starts[i]);
+    EXPECT_EQ(failure, "") << tpl.name << " start point " << i << ":" << Describe(starts[i]);
+  }
 
   // The free knobs are drawn, the derived ones solved from them (as a search point is
   // completed), and the draw kept when valid.
@@ -107,10 +114,10 @@ void ExpectDefaultAndRandomCandidatesVerify(const TemplateUnderTest& loaded, con
   EXPECT_EQ(checked, random_candidates);
 }
 
-TEST_P(DefaultTemplate, DefaultAndRandomCandidatesVerify) {
+TEST_P(DefaultTemplate, StartingAndRandomCandidatesVerify) {
   auto loaded = LoadTemplate(GetParam().key);
   ASSERT_TRUE(loaded.ok()) << loaded.status();
-  ExpectDefaultAndRandomCandidatesVerify(*loaded, GetParam().key, GetParam().random_candidates);
+  ExpectStartingAndRandomCandidatesVerify(*loaded, GetParam().key, GetParam().random_candidates);
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -155,14 +162,14 @@ void PrintTo(const NamedCase& c, std::ostream* os) { *os << c.template_name << "
 
 class NamedTemplate : public testing::TestWithParam<NamedCase> {};
 
-TEST_P(NamedTemplate, DefaultAndRandomCandidatesVerify) {
+TEST_P(NamedTemplate, StartingAndRandomCandidatesVerify) {
   auto loaded = LoadTemplate(GetParam().key, GetParam().template_name);
   ASSERT_TRUE(loaded.ok()) << loaded.status();
   const std::string host = JitKernel::HostFeatures();
   for (const std::string& feature : loaded->space.cpu_features)
     if (!absl::StrContains(absl::StrCat(host, ","), absl::StrCat("+", feature, ",")))
       GTEST_SKIP() << "this CPU lacks " << feature;
-  ExpectDefaultAndRandomCandidatesVerify(*loaded, GetParam().key, GetParam().random_candidates);
+  ExpectStartingAndRandomCandidatesVerify(*loaded, GetParam().key, GetParam().random_candidates);
 }
 
 INSTANTIATE_TEST_SUITE_P(
