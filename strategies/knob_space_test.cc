@@ -799,6 +799,16 @@ TEST(KnobSpace, ReduceStartPointTriesOneRowTiles) {
   EXPECT_EQ(rows[1].at("split_reduction"), rows[0].at("split_reduction"));
 }
 
+// matmul_bf16_vnni's start point: the whole of k as one cache tile (an odd k then
+// pads one pair element once, not once per tile).
+TEST(KnobSpace, VnniStartPointTakesTheWholeOfK) {
+  std::vector<KnobValues> odd = StartingCandidates(TemplateSpace("matmul_bf16_vnni", "matmul:m=127,n=255,k=513:bf16"));
+  ASSERT_EQ(odd.size(), 2u);
+  EXPECT_EQ(odd[0].at("tile_k1"), "171");
+  EXPECT_EQ(odd[1].at("tile_k1"), "513");
+  EXPECT_EQ(odd[1].at("tile_n1"), odd[0].at("tile_n1"));
+}
+
 // The conv templates' tile_ow: 8 while its last tile pads the output row by at most an
 // eighth; else the whole row when it is at most 16 wide, else the largest tile of
 // 4 to 16 that pads least (never a 1- or 2-wide tile, though those pad nothing).

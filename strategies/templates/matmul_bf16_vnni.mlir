@@ -57,8 +57,14 @@
 // AMD's Zen 4 it peaks at twice the f32 FMA peak. Since session 32 the calibration
 // measures that loop, and bf16 problems on CPUs without AMX are held against it.
 module attributes {transform.with_named_sequence} {
+  // Start point (proposed right after the default): the whole of k as one cache tile.
+  // An odd k then pads one pair element once instead of once per tile: on the znver4
+  // host of session 34 (`mtune-bench-families --trials 0 --variant`, 5 rounds)
+  // 127x255x513 ran at 1.05x the default's three 171-deep tiles in AB and AᵀB (1.00x
+  // in ABᵀ); at 512^3 and 128x1000x512 it ran as the default, at 1024^3 0.92x.
   transform.named_sequence @__transform_main(%root: !transform.any_op {transform.consumed})
-      attributes {mtune.element_types = ["bf16"], mtune.cpu_features = ["avx512bf16"]} {
+      attributes {mtune.element_types = ["bf16"], mtune.cpu_features = ["avx512bf16"],
+                  mtune.start_points = [{tile_k1 = "roundup(k, 1)"}]} {
     %op = transform.structured.match ops{["linalg.matmul"]} in %root : (!transform.any_op) -> !transform.any_op
     // The columns the kernel computes: n rounded up to a multiple of 16, 32 or 64 (one
     // option where these agree: n = 512 has only 512, n = 255 only 256). The default
