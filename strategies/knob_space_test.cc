@@ -799,6 +799,22 @@ TEST(KnobSpace, ReduceStartPointTriesOneRowTiles) {
   EXPECT_EQ(rows[1].at("split_reduction"), rows[0].at("split_reduction"));
 }
 
+// depthwise_2d_decomposed's start point: one zmm of channels (16) where the default
+// takes 32.
+TEST(KnobSpace, DepthwiseStartPointTriesSixteenChannelTiles) {
+  std::vector<KnobValues> wide = StartingCandidates(TemplateSpace(
+      "depthwise_2d_decomposed", "depthwise_conv_2d_nhwc_hwc:n=1,h=114,w=114,c=64,kh=3,kw=3,sh=1,sw=1,dh=1,dw=1:f32"));
+  ASSERT_EQ(wide.size(), 2u);
+  EXPECT_EQ(wide[0].at("tile_c"), "32");
+  EXPECT_EQ(wide[1].at("tile_c"), "16");
+  EXPECT_EQ(wide[1].at("tile_ow"), wide[0].at("tile_ow"));
+  // 16 channels: the default is already 16, so the point adds nothing.
+  EXPECT_EQ(StartingCandidates(TemplateSpace("depthwise_2d_decomposed",
+                                             "depthwise_conv_2d_nhwc_hwc:n=1,h=16,w=16,c=16,kh=3,kw=3,sh=1,sw=1,dh=1,dw=1:f32"))
+                .size(),
+            1u);
+}
+
 // matmul_bf16_vnni's start point: the whole of k as one cache tile (an odd k then
 // pads one pair element once, not once per tile).
 TEST(KnobSpace, VnniStartPointTakesTheWholeOfK) {

@@ -11,7 +11,15 @@
 // kh loop so it stays in registers. `loop_order` walks channel tiles innermost or
 // output positions innermost (the filter slice of a channel tile stays in L1).
 module attributes {transform.with_named_sequence} {
-  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.consumed}) {
+  // Start point (proposed right after the default): 16-channel tiles, one zmm of
+  // lanes. On the AMD EPYC znver4 host of session 34, whose cores run AVX-512 at half
+  // width, the whole 360-candidate space of 114x114x64 3x3
+  // (bench/data/depthwise_2d_114x114x64_3x3_f32.csv) had its best candidates at
+  // tile_c = 16 (107.7 GFLOP/s, 0.94 of the FMA peak, against 98 for the default's
+  // 32), and side by side (`mtune-bench-families --trials 0 --variant tile_c=16`, 7
+  // rounds) it ran 58x58 at 1.04x the default and 114x114 at 1.17x.
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.consumed})
+      attributes {mtune.start_points = [{tile_c = 16 : i64}]} {
     %conv = transform.structured.match ops{["linalg.depthwise_conv_2d_nhwc_hwc"]} in %root : (!transform.any_op) -> !transform.any_op
 
     // tile_ow may also be any divisor of the output width up to 16. The default is 8,
