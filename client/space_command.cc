@@ -82,7 +82,8 @@ std::string FormatSpace(const nlohmann::json& space) {
     text += "no valid candidate near the template's defaults for this problem (defaults shown as written)\n";
   for (const nlohmann::json& point : space["start_points"]) {
     std::vector<std::string> changes;
-    for (const auto& [name, value] : point.items()) changes.push_back(absl::StrCat(name, "=", value.get<std::string>()));
+    for (const auto& [name, value] : point.items())
+      changes.push_back(absl::StrCat(name, "=", value.get<std::string>()));
     absl::StrAppend(&text, "start point (proposed after the default): ", absl::StrJoin(changes, " "), "\n");
   }
   absl::StrAppendFormat(&text, "constraints: %d (transform.smt.constrain_params)\n",
