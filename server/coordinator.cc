@@ -1149,6 +1149,10 @@ absl::StatusOr<std::optional<Coordinator::Released>> Coordinator::ReleaseLocked(
       WakeWorkersLocked();
       return std::nullopt;
     }
+    fprintf(stderr,
+            "mtune-coordinator: task %lld: late report from %s stored; its re-queued copy "
+            "leaves the queue\n",
+            static_cast<long long>(task_id), worker_id.c_str());
     r.done = std::move(*queued);
     queue_.erase(queued);
   }
