@@ -127,11 +127,13 @@ class Faults : public ::testing::Test {
   }
 
   // SIGKILLs the coordinator mid-whatever and starts it again on the same port
-  // and SQLite file.
-  void KillAndRestartCoordinator(double down_s) {
+  // and SQLite file; `while_down` runs after the kill, before the restart (what
+  // it reads from the file is what the restarted coordinator finds there).
+  void KillAndRestartCoordinator(double down_s, const std::function<void()>& while_down = {}) {
     coordinator_->Signal(SIGKILL);
     ASSERT_NE(coordinator_->Wait(10), -1);
     ++coordinator_kills_;
+    if (while_down) while_down();
     SleepS(down_s);
     StartCoordinator(coordinator_extra_);
   }
@@ -339,8 +341,10 @@ TEST_F(Faults, CoordinatorKilledMidJobResumesAndWorkersReconnect) {
   ASSERT_TRUE(WaitFor([&] { return TrialsDone(job.id()) >= 4; }, 120));
 
   // Down for a few seconds: long enough for the workers to notice and back off.
-  KillAndRestartCoordinator(/*down_s=*/4);
-  const auto committed = StoredResults(job.id());
+  // The committed results are read while it is down: once it is back, a worker
+  // may reconnect and store another one before the test looks.
+  std::vector<std::vector<std::string>> committed;
+  KillAndRestartCoordinator(/*down_s=*/4, [&] { committed = StoredResults(job.id()); });
   ASSERT_GE(committed.size(), 4u);
   ASSERT_LT(committed.size(), trials) << "killed too late";
   EXPECT_NE(coordinator_->Log().find("resuming job " + std::to_string(job.id()) + ": " +
