@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <optional>
@@ -152,12 +153,19 @@ bool WriteFile(const std::string& path, const std::string& bytes, bool force, st
 int main(int argc, char** argv) {
   CLI::App app{"mtune: tune MLIR transform-dialect strategies for tensor kernels"};
   app.require_subcommand(1);
-  std::string coordinator = "127.0.0.1:7070";
+  // The address: a flag after the subcommand, else one before it (`mtune
+  // --coordinator H:P status 3`), else $MTUNE_COORDINATOR (a cluster's address set
+  // once per shell), else loopback. Resolved after parsing: CLI11 would apply the
+  // environment over a flag given at the other level.
+  const std::string kDefaultCoordinator = "127.0.0.1:7070";
+  std::string coordinator, coordinator_before_subcommand;
   mtune::transport::ClientSecurity security;
   std::string token_file;
+  const std::string coordinator_help = "coordinator address host:port (default: $MTUNE_COORDINATOR, else " +
+                                       kDefaultCoordinator + ")";
+  app.add_option("--coordinator", coordinator_before_subcommand, coordinator_help);
   auto add_coordinator = [&](CLI::App* cmd) {
-    cmd->add_option("--coordinator", coordinator, "coordinator address host:port")
-        ->capture_default_str();
+    cmd->add_option("--coordinator", coordinator, coordinator_help);
     // The token itself is never a flag (command lines are visible to every user).
     cmd->add_option("--tls-ca", security.ca_file,
                     "PEM CA that signed the coordinator's certificate: connect with TLS "
@@ -358,6 +366,10 @@ int main(int argc, char** argv) {
   sandbox->add_option("--cpu", sandbox_cpu);
 
   CLI11_PARSE(app, argc, argv);
+  if (coordinator.empty()) coordinator = coordinator_before_subcommand;
+  if (const char* env = std::getenv("MTUNE_COORDINATOR"); coordinator.empty() && env && *env)
+    coordinator = env;
+  if (coordinator.empty()) coordinator = kDefaultCoordinator;
 
   if (*sandbox)
     return mtune::worker::RunSandboxServer(mtune::worker::kSandboxRequestFd,

@@ -558,5 +558,24 @@ TEST(Cli, UnreachableCoordinatorIsAClearError) {
   EXPECT_NE(out.find("cannot reach the coordinator at 127.0.0.1:1"), std::string::npos) << out;
 }
 
+// The address may also come before the subcommand or from $MTUNE_COORDINATOR; a
+// flag at either place wins over the environment.
+TEST(Cli, CoordinatorAddressBeforeTheSubcommandOrFromTheEnvironment) {
+  const std::string cli = MTUNE_CLI_BIN;
+  std::string out;
+  EXPECT_EQ(RunCommand(cli + " --coordinator 127.0.0.1:2 status 1", &out), 1);
+  EXPECT_NE(out.find("cannot reach the coordinator at 127.0.0.1:2"), std::string::npos) << out;
+  EXPECT_EQ(RunCommand("MTUNE_COORDINATOR=127.0.0.1:3 " + cli + " jobs", &out), 1);
+  EXPECT_NE(out.find("cannot reach the coordinator at 127.0.0.1:3"), std::string::npos) << out;
+  EXPECT_EQ(RunCommand("MTUNE_COORDINATOR=127.0.0.1:3 " + cli + " jobs --coordinator 127.0.0.1:4",
+                       &out),
+            1);
+  EXPECT_NE(out.find("cannot reach the coordinator at 127.0.0.1:4"), std::string::npos) << out;
+  EXPECT_EQ(RunCommand("MTUNE_COORDINATOR=127.0.0.1:3 " + cli + " --coordinator 127.0.0.1:2 jobs",
+                       &out),
+            1);
+  EXPECT_NE(out.find("cannot reach the coordinator at 127.0.0.1:2"), std::string::npos) << out;
+}
+
 }  // namespace
 }  // namespace mtune
