@@ -24,7 +24,8 @@ int main(int argc, char** argv) {
   CLI::App app{"mtune-worker: compiles, verifies and times strategy candidates on a pinned core"};
   mtune::worker::DaemonOptions options;
   bool sandbox_mode = false;
-  app.add_option("--coordinator", options.coordinator, "coordinator address host:port");
+  app.add_option("--coordinator", options.coordinator, "coordinator address host:port")
+      ->envname("MTUNE_COORDINATOR");
   app.add_option("--cpu", options.cpu, "core to pin compilation and measurement to (-1: none)")
       ->capture_default_str();
   app.add_option("--name", options.name, "unique worker name (default HOST/cpuN)");
@@ -98,7 +99,8 @@ int main(int argc, char** argv) {
     fprintf(stderr, "mtune-worker: TEST MODE: injecting faults into the first %zu tasks\n",
             options.test_inject_faults.size());
   if (options.coordinator.empty()) {
-    fprintf(stderr, "mtune-worker: --coordinator host:port is required (see --help)\n");
+    fprintf(stderr, "mtune-worker: --coordinator host:port (or $MTUNE_COORDINATOR) is required (see "
+                    "--help)\n");
     return 2;
   }
   if (options.cpu >= 0) {
