@@ -148,10 +148,10 @@ std::vector<std::string> DefaultSuiteKeys() {
       "depthwise_conv_2d_nhwc_hwc:n=1,h=114,w=114,c=64,kh=3,kw=3,sh=1,sw=1,dh=1,dw=1:f32",
       // Data movement: 256x512 (0.5 MiB in, fits L2 with its output) and 2048x4096
       // (32 MiB in: far beyond L2; see bench/README.md for the level this VM reports).
-      // 32 MiB is also the whole L3 of the AMD hosts, where a loop that only reads
+      // 32 MiB is also the whole L3 of the znver4 host, where a loop that only reads
       // still hits the L3 for much of a pass (44 GB/s there, 25 at 64 MiB) and a column
       // sum's 8 interleaved row streams less so; the 4096x4096 column sum (64 MiB) is
-      // the DRAM row that no last-level cache measured here holds.
+      // its DRAM row.
       "reduce_rows_2d:m=256,n=512:f32",
       "reduce_rows_2d:m=2048,n=4096:f32",
       "reduce_cols_2d:m=256,n=512:f32",
