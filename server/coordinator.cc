@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <set>
 #include <utility>
 
@@ -166,12 +167,14 @@ absl::StatusOr<std::unique_ptr<Coordinator::JobRun>> Coordinator::PlanJob(
     if (!seen.insert(problem->Key()).second)
       return absl::InvalidArgumentError(absl::StrCat("problem ", problem->Key(), " is listed twice"));
     std::string template_reason;
+    std::optional<strategies::TemplateInstantiator> prepared;  // by ChooseTemplate
     auto tpl = [&]() -> absl::StatusOr<strategies::StrategyTemplate> {
       if (templates_stored) return strategies::FindTemplate(spec.problem_templates(index));
       if (!spec.template_name().empty()) return strategies::FindTemplate(spec.template_name());
       auto choice = strategies::ChooseTemplate(*problem, target_features);
       if (!choice.ok()) return choice.status();
       template_reason = std::move(choice->reason);
+      prepared = std::move(choice->instantiator);
       return std::move(choice->tpl);
     }();
     if (!tpl.ok()) return absl::InvalidArgumentError(tpl.status().message());
@@ -179,7 +182,8 @@ absl::StatusOr<std::unique_ptr<Coordinator::JobRun>> Coordinator::PlanJob(
       return absl::InvalidArgumentError(absl::StrCat("template ", tpl->name, " tunes ", tpl->family,
                                                      ", not ", problem->family));
     // Parsed and printed once: each task's script is then spliced, not re-printed.
-    auto instantiator = strategies::TemplateInstantiator::Create(tpl->text, *problem);
+    auto instantiator = prepared ? absl::StatusOr<strategies::TemplateInstantiator>(*std::move(prepared))
+                                 : strategies::TemplateInstantiator::Create(tpl->text, *problem);
     if (!instantiator.ok())
       return absl::Status(instantiator.status().code(),
                           absl::StrCat("template ", tpl->name, " for ", problem->Key(), ": ",

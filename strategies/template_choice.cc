@@ -11,12 +11,12 @@
 namespace mtune::strategies {
 namespace {
 
-// Empty when `tpl` applies to `problem` on one of the targets; else why not. Templates
-// of other families or element types are no choice at all for the problem:
-// `*not_for_problem` set.
+// Empty when `tpl` applies to `problem` on one of the targets (`*prepared` then holds
+// the template prepared for it); else why not. Templates of other families or element
+// types are no choice at all for the problem: `*not_for_problem` set.
 absl::StatusOr<std::string> WhyNot(const StrategyTemplate& tpl, const Problem& problem,
                                    const std::vector<std::string>& target_features,
-                                   bool* not_for_problem) {
+                                   bool* not_for_problem, std::optional<TemplateInstantiator>* prepared) {
   *not_for_problem = !tpl.TunesFamily(problem.family);
   if (*not_for_problem) return std::string("tunes other families");
   auto requirements = ReadTemplateRequirements(tpl.text);
@@ -39,6 +39,7 @@ absl::StatusOr<std::string> WhyNot(const StrategyTemplate& tpl, const Problem& p
   if (!DefaultCandidate(instantiator->space()).has_value() &&
       CountCandidates(instantiator->space()).valid == 0)
     return std::string("has no valid candidate for this shape");
+  *prepared = *std::move(instantiator);
   return std::string();
 }
 
@@ -56,12 +57,13 @@ absl::StatusOr<TemplateChoice> ChooseTemplate(const Problem& problem,
     auto tpl = FindTemplate(name);
     if (!tpl.ok()) return tpl.status();
     bool not_for_problem = false;
-    auto why_not = WhyNot(*tpl, problem, target_features, &not_for_problem);
+    std::optional<TemplateInstantiator> prepared;
+    auto why_not = WhyNot(*tpl, problem, target_features, &not_for_problem, &prepared);
     if (!why_not.ok()) return why_not.status();
     if (why_not->empty()) {
       std::string reason = "preferred for this problem on the targets that can run it";
       if (!passed_over.empty()) absl::StrAppend(&reason, "; passed over: ", absl::StrJoin(passed_over, "; "));
-      return TemplateChoice{*std::move(tpl), std::move(reason)};
+      return TemplateChoice{*std::move(tpl), std::move(reason), std::move(prepared)};
     }
     if (!not_for_problem) passed_over.push_back(absl::StrCat(name, " ", *why_not));
   }
@@ -69,7 +71,7 @@ absl::StatusOr<TemplateChoice> ChooseTemplate(const Problem& problem,
   if (!tpl.ok()) return tpl.status();
   std::string reason = "the family's default";
   if (!passed_over.empty()) absl::StrAppend(&reason, "; passed over: ", absl::StrJoin(passed_over, "; "));
-  return TemplateChoice{*std::move(tpl), std::move(reason)};
+  return TemplateChoice{*std::move(tpl), std::move(reason), std::nullopt};
 }
 
 }  // namespace mtune::strategies

@@ -6,10 +6,12 @@
 // CPU features they declare (mtune.cpu_features); the first that applies wins.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "strategies/knob_space.h"
 #include "strategies/problem.h"
 #include "strategies/template_library.h"
 
@@ -19,6 +21,10 @@ struct TemplateChoice {
   StrategyTemplate tpl;
   // One line for people: why this template, and why each preferred one was passed over.
   std::string reason;
+  // `tpl` prepared for the problem, when choosing it took that (a target template,
+  // whose candidates had to be checked); empty for the family's default. Callers
+  // reuse it rather than parse the template again.
+  std::optional<TemplateInstantiator> instantiator;
 };
 
 // `target_features`: the LLVM feature strings ("+avx512f,+amx-tile,...") of the

@@ -56,6 +56,24 @@ TEST(ChooseTemplate, Bf16MatmulTakesTheFastestTemplateTheTargetsCanRun) {
   EXPECT_EQ(batch.reason, "the family's default");
 }
 
+TEST(ChooseTemplate, AChosenTargetTemplateComesPreparedForTheProblem) {
+  // Choosing a target template instantiates it for the problem (to check that it has
+  // candidates there); the coordinator plans the job with that rather than parsing
+  // the template again. The family's default is not prepared.
+  const std::string key = "matmul:m=127,n=255,k=513:bf16";
+  const TemplateChoice vnni = Choose(key, {kAvx512Bf16});
+  ASSERT_EQ(vnni.tpl.name, "matmul_bf16_vnni");
+  ASSERT_TRUE(vnni.instantiator.has_value());
+  auto fresh = TemplateInstantiator::Create(vnni.tpl.text, *ParseProblemKey(key));
+  ASSERT_TRUE(fresh.ok()) << fresh.status();
+  ASSERT_EQ(vnni.instantiator->space().knobs.size(), fresh->space().knobs.size());
+  for (size_t i = 0; i < fresh->space().knobs.size(); ++i) {
+    EXPECT_EQ(vnni.instantiator->space().knobs[i].name, fresh->space().knobs[i].name);
+    EXPECT_EQ(vnni.instantiator->space().knobs[i].options, fresh->space().knobs[i].options);
+  }
+  EXPECT_FALSE(Choose(key, {kAvx2}).instantiator.has_value());
+}
+
 TEST(ChooseTemplate, OneTargetWithTheFeaturesIsEnough) {
   EXPECT_EQ(Choose("matmul:m=256,n=256,k=256:bf16", {kAvx2, kAmx}).tpl.name, "matmul_bf16_amx");
 }
