@@ -151,10 +151,12 @@ Result Measurer::MeasurePrepared(const std::string& test_inject_fault) {
   // own reads and writes at its own footprint, from a copy and a read stream measured
   // there (on the pinned core, unless the worker already has them): a level's figure
   // is taken at half its capacity, inside a large shared cache a smaller footprint
-  // can copy twice as fast, and a core reads faster than it copies. Beyond the caches,
-  // against the same stream model with DRAM's copy and read figures.
+  // can copy twice as fast, and a core reads faster than it copies. So is one beyond
+  // the caches whose footprint is smaller than DRAM's calibration working set (part
+  // of it may still be cached); a larger one is held against the same stream model
+  // with DRAM's copy and read figures (HeldAgainstLevelFigures).
   const bool bandwidth_bound = BandwidthBound(roof, problem.Flops(), for_type.peak_gflops_f32());
-  if (bandwidth_bound && roof.level == "DRAM") {
+  if (bandwidth_bound && HeldAgainstLevelFigures(p->calibration, roof.level, problem.FootprintBytes())) {
     roof = WithBandwidth(roof, StreamGbps(roof.level_gbps, roof.level_read_gbps, problem),
                          for_type.peak_gflops_f32(), problem.Flops(), problem.CompulsoryBytes());
   } else if (bandwidth_bound) {

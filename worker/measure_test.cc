@@ -142,13 +142,14 @@ TEST(Measurer, AReductionIsHeldAgainstItsReadsAndWritesAtItsFootprint) {
   EXPECT_EQ(measured.footprint_bandwidth().read_gbps(), 180);
   EXPECT_EQ(measured.footprint_bandwidth().working_set_bytes(), problem->FootprintBytes());
 
-  // Beyond the caches (a calibration whose only level is DRAM): the same stream model
-  // with DRAM's copy and read figures, nothing measured at the footprint.
+  // Beyond the caches (a calibration whose only level is DRAM), with a footprint at
+  // least the working set DRAM's figures were measured at: the same stream model with
+  // DRAM's copy and read figures, nothing measured at the footprint.
   mtune::v1::Calibration dram_only;
   dram_only.set_peak_gflops_f32(1e6);
   auto* dram = dram_only.add_bandwidth();
   dram->set_level("DRAM");
-  dram->set_working_set_bytes(uint64_t{1} << 28);
+  dram->set_working_set_bytes(problem->FootprintBytes());
   dram->set_gbps(14);
   dram->set_read_gbps(16);
   auto beyond = measurer.Measure(TaskFor(key, {}, "reduce_tiled"), dram_only);
@@ -156,6 +157,35 @@ TEST(Measurer, AReductionIsHeldAgainstItsReadsAndWritesAtItsFootprint) {
   EXPECT_EQ(beyond.roofline_level(), "DRAM");
   EXPECT_DOUBLE_EQ(beyond.roofline_gbps(), StreamGbps(14, 16, *problem));
   EXPECT_FALSE(beyond.has_footprint_bandwidth());
+
+  // Beyond the caches but smaller than DRAM's working set (it may still be partly
+  // cached, as a 32 MiB column sum is on a 32 MiB L3): held against the copy and read
+  // at its own footprint, as inside the caches.
+  dram->set_working_set_bytes(2 * problem->FootprintBytes());
+  *dram_only.add_at_footprint() = *at;
+  auto between = measurer.Measure(TaskFor(key, {}, "reduce_tiled"), dram_only);
+  ASSERT_EQ(between.status(), mtune::v1::RESULT_STATUS_OK) << between.error();
+  EXPECT_EQ(between.roofline_level(), "DRAM");
+  EXPECT_DOUBLE_EQ(between.roofline_gbps(), stream);
+  EXPECT_EQ(between.footprint_bandwidth().read_gbps(), 180);
+}
+
+TEST(Roofline, OnlyAFootprintAtLeastDramsWorkingSetIsHeldAgainstDramsFigures) {
+  mtune::v1::Calibration calibration;
+  auto* l3 = calibration.add_bandwidth();
+  l3->set_level("L3");
+  l3->set_capacity_bytes(uint64_t{32} << 20);
+  l3->set_working_set_bytes(uint64_t{16} << 20);
+  auto* dram = calibration.add_bandwidth();
+  dram->set_level("DRAM");
+  dram->set_working_set_bytes(uint64_t{256} << 20);
+  EXPECT_FALSE(HeldAgainstLevelFigures(calibration, "L3", uint64_t{8} << 20));
+  EXPECT_FALSE(HeldAgainstLevelFigures(calibration, "DRAM", uint64_t{32} << 20));
+  EXPECT_FALSE(HeldAgainstLevelFigures(calibration, "DRAM", (uint64_t{256} << 20) - 1));
+  EXPECT_TRUE(HeldAgainstLevelFigures(calibration, "DRAM", uint64_t{256} << 20));
+  EXPECT_TRUE(HeldAgainstLevelFigures(calibration, "DRAM", uint64_t{1} << 33));
+  // A calibration without DRAM's working set (older stores, test calibrations): DRAM's figures.
+  EXPECT_TRUE(HeldAgainstLevelFigures(FlatTestCalibration(), "DRAM", 4096));
 }
 
 // Every structural alternative of matmul_packed (packing A or not, m- or n-outer

@@ -67,6 +67,14 @@ bool BandwidthBound(const RooflinePoint& roofline, double flops, double peak_gfl
   return roofline.level_gbps > 0 && (!(flops > 0) || roofline.bound_gflops < peak_gflops);
 }
 
+bool HeldAgainstLevelFigures(const mtune::v1::Calibration& calibration, const std::string& level,
+                             uint64_t footprint_bytes) {
+  if (level != "DRAM") return false;
+  for (const mtune::v1::BandwidthLevel& b : calibration.bandwidth())
+    if (b.level() == "DRAM") return footprint_bytes >= b.working_set_bytes();
+  return true;
+}
+
 double CopyGbpsAtFootprint(const mtune::v1::Calibration& calibration, uint64_t footprint_bytes) {
   for (const mtune::v1::BandwidthLevel& at : calibration.at_footprint())
     if (at.working_set_bytes() == footprint_bytes) return at.gbps();

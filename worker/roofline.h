@@ -48,6 +48,17 @@ std::string Bf16PeakText(const mtune::v1::Calibration& calibration);
 // problem without arithmetic, or one whose level's bandwidth caps it below the peak.
 bool BandwidthBound(const RooflinePoint& roofline, double flops, double peak_gflops);
 
+// Whether a bandwidth-bound problem of `footprint_bytes` whose footprint fits `level`
+// is held against that level's calibrated figures rather than a copy and a read
+// measured at its own footprint: only beyond the caches (DRAM), and only when the
+// footprint is at least the working set DRAM's figures were measured at. A smaller
+// one beyond the last cache still finds part of itself there (on the znver4 host's
+// 32 MiB L3 a loop reading 32 MiB ran at 44 GB/s, 64 MiB at 25, and DRAM's figure,
+// measured over 256 MiB, was 17-25): a 32 MiB column sum read as up to 1.95 of a
+// roofline from DRAM's figures.
+bool HeldAgainstLevelFigures(const mtune::v1::Calibration& calibration, const std::string& level,
+                             uint64_t footprint_bytes);
+
 // The copy bandwidth `calibration` holds for exactly `footprint_bytes`
 // (Calibration.at_footprint), 0 when it holds none.
 double CopyGbpsAtFootprint(const mtune::v1::Calibration& calibration, uint64_t footprint_bytes);
