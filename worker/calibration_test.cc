@@ -96,6 +96,26 @@ TEST(Roofline, ABandwidthBoundProblemTakesTheBandwidthAtItsFootprint) {
   EXPECT_DOUBLE_EQ(WithBandwidth(level, 1e6, 100.0, 1000.0, 8000.0).bound_gflops, 100.0) << "capped at the peak";
 }
 
+TEST(Roofline, OnlyAFootprintAtLeastDramsWorkingSetIsHeldAgainstDramsFigures) {
+  mtune::v1::Calibration calibration;
+  auto* l3 = calibration.add_bandwidth();
+  l3->set_level("L3");
+  l3->set_capacity_bytes(uint64_t{32} << 20);
+  l3->set_working_set_bytes(uint64_t{16} << 20);
+  auto* dram = calibration.add_bandwidth();
+  dram->set_level("DRAM");
+  dram->set_working_set_bytes(uint64_t{256} << 20);
+  EXPECT_FALSE(HeldAgainstLevelFigures(calibration, "L3", uint64_t{8} << 20));
+  EXPECT_FALSE(HeldAgainstLevelFigures(calibration, "DRAM", uint64_t{32} << 20));
+  EXPECT_FALSE(HeldAgainstLevelFigures(calibration, "DRAM", (uint64_t{256} << 20) - 1));
+  EXPECT_TRUE(HeldAgainstLevelFigures(calibration, "DRAM", uint64_t{256} << 20));
+  EXPECT_TRUE(HeldAgainstLevelFigures(calibration, "DRAM", uint64_t{1} << 33));
+  // A calibration without DRAM's working set (an older store's): DRAM's figures.
+  mtune::v1::Calibration unknown_working_set;
+  unknown_working_set.add_bandwidth()->set_level("DRAM");
+  EXPECT_TRUE(HeldAgainstLevelFigures(unknown_working_set, "DRAM", 4096));
+}
+
 TEST(Roofline, LevelOrderInTheCalibrationDoesNotMatter) {
   mtune::v1::Calibration reversed = HandMade();
   std::reverse(reversed.mutable_bandwidth()->begin(), reversed.mutable_bandwidth()->end());

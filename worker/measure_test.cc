@@ -170,24 +170,6 @@ TEST(Measurer, AReductionIsHeldAgainstItsReadsAndWritesAtItsFootprint) {
   EXPECT_EQ(between.footprint_bandwidth().read_gbps(), 180);
 }
 
-TEST(Roofline, OnlyAFootprintAtLeastDramsWorkingSetIsHeldAgainstDramsFigures) {
-  mtune::v1::Calibration calibration;
-  auto* l3 = calibration.add_bandwidth();
-  l3->set_level("L3");
-  l3->set_capacity_bytes(uint64_t{32} << 20);
-  l3->set_working_set_bytes(uint64_t{16} << 20);
-  auto* dram = calibration.add_bandwidth();
-  dram->set_level("DRAM");
-  dram->set_working_set_bytes(uint64_t{256} << 20);
-  EXPECT_FALSE(HeldAgainstLevelFigures(calibration, "L3", uint64_t{8} << 20));
-  EXPECT_FALSE(HeldAgainstLevelFigures(calibration, "DRAM", uint64_t{32} << 20));
-  EXPECT_FALSE(HeldAgainstLevelFigures(calibration, "DRAM", (uint64_t{256} << 20) - 1));
-  EXPECT_TRUE(HeldAgainstLevelFigures(calibration, "DRAM", uint64_t{256} << 20));
-  EXPECT_TRUE(HeldAgainstLevelFigures(calibration, "DRAM", uint64_t{1} << 33));
-  // A calibration without DRAM's working set (older stores, test calibrations): DRAM's figures.
-  EXPECT_TRUE(HeldAgainstLevelFigures(FlatTestCalibration(), "DRAM", 4096));
-}
-
 // Every structural alternative of matmul_packed (packing A or not, m- or n-outer
 // register loops) on shapes that divide no tile, checked against the reference.
 TEST(Measurer, PackedTemplateAlternativesAreCorrectOnOddShapes) {
