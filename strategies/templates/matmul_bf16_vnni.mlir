@@ -149,13 +149,8 @@ module attributes {transform.with_named_sequence} {
     %a_k_outer = transform.structured.match ops{["linalg.pack"]} attributes{inner_dims_pos = array<i64: 0>} in %a_pack : (!transform.any_op) -> !transform.op<"linalg.pack">
     %b_k_inner = transform.structured.match ops{["linalg.pack"]} attributes{inner_dims_pos = array<i64: 1>} in %b_pack : (!transform.any_op) -> !transform.op<"linalg.pack">
     %fp = transform.structured.match ops{["func.func"]} in %root : (!transform.any_op) -> !transform.any_op
-    transform.foreach %a_k_outer : !transform.op<"linalg.pack"> {
-    ^bb0(%p: !transform.op<"linalg.pack">):
-      %g = transform.structured.match ops{["linalg.generic"]} in %fp : (!transform.any_op) -> !transform.op<"linalg.generic">
-      %pg, %pp, %pu = transform.structured.pack_transpose %p with_compute_op(%g) outer_perm = [1, 0]
-        : (!transform.op<"linalg.pack">, !transform.op<"linalg.generic">) -> (!transform.op<"linalg.generic">, !transform.op<"linalg.pack">, !transform.any_op)
-    }
-    transform.foreach %b_k_inner : !transform.op<"linalg.pack"> {
+    %k_misplaced = transform.merge_handles %a_k_outer, %b_k_inner : !transform.op<"linalg.pack">
+    transform.foreach %k_misplaced : !transform.op<"linalg.pack"> {
     ^bb0(%p: !transform.op<"linalg.pack">):
       %g = transform.structured.match ops{["linalg.generic"]} in %fp : (!transform.any_op) -> !transform.op<"linalg.generic">
       %pg, %pp, %pu = transform.structured.pack_transpose %p with_compute_op(%g) outer_perm = [1, 0]
