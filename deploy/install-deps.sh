@@ -21,6 +21,8 @@ packages=(
   openssl
   # Tests and benchmarks (the libraries mtune is compared against).
   libgtest-dev libgmock-dev libbenchmark-dev libdnnl-dev libeigen3-dev libopenblas-dev
+  # A one-node Slurm cluster for the test of deploy/slurm/ (tests/slurm_test.sh).
+  slurm-wlm munge
   # Memory checks of the transform interpreter on the built-in templates (tests/lit).
   valgrind
   # The dashboard's browser test (headless, driven by playwright-core from npm).
