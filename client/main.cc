@@ -456,11 +456,14 @@ int main(int argc, char** argv) {
       printf("status    %s %s\n", mtune::v1::ResultStatus_Name(r.status()).c_str(),
              r.error().c_str());
       if (r.status() == mtune::v1::RESULT_STATUS_OK)
-        printf("speed     %.1f GFLOP/s, %.1f GB/s, median %s, cv %.1f%%, %u reps\n"
+        printf("speed     %.1f GFLOP/s, %.1f GB/s, median %s, cv %.1f%%, %u reps%s\n"
                "roofline  %s; FMA peak %.1f GFLOP/s%s\n"
                "compile   %.3f s, verify %.3f s, total %.3f s\n",
                r.gflops(), r.gbps(), mtune::client::DurationText(r.timing().median_s()).c_str(),
                r.timing().cv() * 100, r.timing().repetitions(),
+               r.timing().calls_per_sample() > 1
+                   ? absl::StrCat(" in samples of ", r.timing().calls_per_sample(), " calls").c_str()
+                   : "",
                mtune::client::RooflineText(mreq.problem, r).c_str(), outcome->calibration.peak_gflops_f32(),
                bf16_peak.empty() ? "" : absl::StrCat(", ", bf16_peak, " (bf16 problems' peak)").c_str(),
                r.compile_s(), r.verify_s(), r.total_s());

@@ -120,10 +120,18 @@ constexpr char kStoreV3[] = R"sql(
 ALTER TABLE job_problems ADD COLUMN template_name TEXT NOT NULL DEFAULT '';
 )sql";
 
+// Calls per timing sample (Timing.calls_per_sample): a short kernel is timed in
+// batches, and its cv and quartiles are over batch means. Results stored before were
+// timed one call per sample.
+constexpr char kStoreV4[] = R"sql(
+ALTER TABLE results ADD COLUMN calls_per_sample INTEGER NOT NULL DEFAULT 1;
+)sql";
+
 constexpr Migration kStoreMigrations[] = {
     {1, "jobs, job_problems, problems, targets, candidates, results", kStoreV1},
     {2, "jobs: time budget, patience, warm start, allocation, confirm_top", kStoreV2},
     {3, "job_problems: the template each problem is tuned with", kStoreV3},
+    {4, "results: calls per timing sample", kStoreV4},
 };
 
 // --- exported best-strategy database ---------------------------------------

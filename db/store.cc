@@ -70,10 +70,10 @@ constexpr char kSelectCandidateSql[] =
 constexpr char kInsertResultSql[] = R"sql(
 INSERT INTO results (
   job_id, problem, target_id, candidate_hash, worker_name, status, error,
-  median_s, p25_s, p75_s, min_s, cv, repetitions, warmup,
+  median_s, p25_s, p75_s, min_s, cv, repetitions, warmup, calls_per_sample,
   gflops, gbps, roofline_gflops, roofline_level, fraction_of_roofline,
   compile_s, verify_s, max_rel_error, total_s, created_unix_s)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (job_id, problem, candidate_hash) DO NOTHING)sql";
 constexpr char kHasResultSql[] =
     "SELECT count(*) FROM results WHERE job_id = ? AND problem = ? AND candidate_hash = ?";
@@ -86,6 +86,7 @@ constexpr char kResultHashesSql[] =
 #define MTUNE_DB_TRIAL_COLUMNS                                                           \
   "r.job_id, r.problem, r.target_id, r.candidate_hash, r.worker_name, r.status, r.error, " \
   "r.median_s, r.p25_s, r.p75_s, r.min_s, r.cv, r.repetitions, r.warmup, "                \
+  "r.calls_per_sample, "                                                                   \
   "r.gflops, r.gbps, r.roofline_gflops, r.roofline_level, r.fraction_of_roofline, "       \
   "r.compile_s, r.verify_s, r.max_rel_error, r.total_s, r.created_unix_s, "               \
   "c.template_name, c.canonical_json"
@@ -109,6 +110,7 @@ enum TrialColumn {
   kCv,
   kRepetitions,
   kWarmup,
+  kCallsPerSample,
   kGflops,
   kGbps,
   kRooflineGflops,
@@ -270,6 +272,7 @@ absl::StatusOr<v1::TrialResult> ReadTrial(const Statement& row) {
   timing.set_cv(row.ColumnDouble(kCv));
   timing.set_repetitions(static_cast<uint32_t>(row.ColumnInt64(kRepetitions)));
   timing.set_warmup(static_cast<uint32_t>(row.ColumnInt64(kWarmup)));
+  timing.set_calls_per_sample(static_cast<uint32_t>(row.ColumnInt64(kCallsPerSample)));
   result.set_gflops(row.ColumnDouble(kGflops));
   result.set_gbps(row.ColumnDouble(kGbps));
   result.set_roofline_gflops(row.ColumnDouble(kRooflineGflops));
@@ -796,7 +799,8 @@ absl::StatusOr<bool> Store::InsertResultLocked(const v1::TrialResult& trial,
     (*insert)->BindAll(trial.job_id(), trial.problem(), trial.target_id(), candidate.hash(),
                        trial.worker_name(), static_cast<int>(result.status()), result.error(),
                        timing.median_s(), timing.p25_s(), timing.p75_s(), timing.min_s(),
-                       timing.cv(), timing.repetitions(), timing.warmup(), result.gflops(),
+                       timing.cv(), timing.repetitions(), timing.warmup(),
+                       std::max<uint32_t>(timing.calls_per_sample(), 1), result.gflops(),
                        result.gbps(), result.roofline_gflops(), result.roofline_level(),
                        result.fraction_of_roofline(), result.compile_s(), result.verify_s(),
                        result.max_rel_error(), result.total_s(), NowUnixSeconds());

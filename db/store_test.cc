@@ -258,6 +258,19 @@ TEST_F(StoreTest, StoredResultReadsBackFieldForField) {
       << expected.DebugString();
 }
 
+// A worker from before batched timing sends no calls_per_sample: it timed one call
+// per sample, and that is what is stored.
+TEST_F(StoreTest, AResultWithoutCallsPerSampleIsStoredAsOneCallPerSample) {
+  const int64_t job_id = NewJob({kMatmul512});
+  v1::TrialResult trial = MakeTrial(job_id, kMatmul512, kSapphireRapids, 16, kOk, 42.5);
+  trial.mutable_result()->mutable_timing()->clear_calls_per_sample();
+  Insert(trial);
+  absl::StatusOr<std::vector<v1::TrialResult>> results = store_->ListResults(0, "", 0);
+  ASSERT_TRUE(results.ok()) << results.status();
+  ASSERT_EQ(results->size(), 1u);
+  EXPECT_EQ((*results)[0].result().timing().calls_per_sample(), 1u);
+}
+
 TEST_F(StoreTest, InsertResultRejectsDanglingReferencesAndBadCandidates) {
   const int64_t job_id = NewJob({kMatmul512});
   auto insert = [&](const v1::TrialResult& trial) {

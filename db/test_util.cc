@@ -81,6 +81,7 @@ mtune::v1::TrialResult MakeTrial(int64_t job_id, const std::string& problem,
   timing.set_cv(0.02);
   timing.set_repetitions(50);
   timing.set_warmup(3);
+  timing.set_calls_per_sample(4);
   result.set_gflops(gflops);
   result.set_gbps(gflops / 4);
   result.set_roofline_gflops(200);

@@ -17,12 +17,29 @@ double Quantile(const std::vector<double>& sorted, double q) {
   return sorted[lo] + (pos - lo) * (sorted[hi] - sorted[lo]);
 }
 
+// Calls per sample for `call`: 1 when one warm call takes min_sample_s or more
+// (or batching is off), else enough back-to-back calls to last about that long. The
+// estimate is the mean of a few untimed-for-the-result calls (warm already).
+size_t CallsPerSample(const std::function<void()>& call, double min_sample_s, size_t max_repetitions) {
+  using Clock = std::chrono::steady_clock;
+  if (min_sample_s <= 0) return 1;
+  constexpr int kProbeCalls = 4;
+  auto start = Clock::now();
+  for (int i = 0; i < kProbeCalls; ++i) call();
+  const double per_call = std::chrono::duration<double>(Clock::now() - start).count() / kProbeCalls;
+  if (per_call >= min_sample_s) return 1;
+  const double wanted = std::ceil(min_sample_s / std::max(per_call, 1e-9));
+  // At most a tenth of the repetition cap per sample, so that a block still has samples.
+  return static_cast<size_t>(std::clamp(wanted, 1.0, std::max(1.0, std::floor(max_repetitions / 10.0))));
+}
+
 }  // namespace
 
 mtune::v1::Timing Summarize(std::vector<double> samples, int warmup) {
   mtune::v1::Timing t;
   t.set_warmup(warmup);
   t.set_repetitions(static_cast<uint32_t>(samples.size()));
+  t.set_calls_per_sample(1);
   if (samples.empty()) return t;
   std::sort(samples.begin(), samples.end());
   t.set_median_s(Quantile(samples, 0.5));
@@ -49,20 +66,29 @@ mtune::v1::Timing TimeCallsInTurn(const std::vector<std::function<void()>>& call
   const size_t min_repetitions = static_cast<size_t>((options.min_repetitions + blocks - 1) / blocks);
   const size_t max_repetitions = static_cast<size_t>(std::max(1, options.max_repetitions / blocks));
   std::vector<double> samples;
+  // Calls per sample, chosen once (after the first block's warm-up) for every block.
+  size_t batch = 0;
+  size_t calls_timed = 0;
   for (const std::function<void()>& call : calls) {
     for (int i = 0; i < options.warmup; ++i) call();
-    size_t timed = 0;
+    if (batch == 0) batch = CallsPerSample(call, options.min_sample_s, max_repetitions);
+    size_t timed = 0, block_samples = 0;
     double total = 0;
-    while (timed < max_repetitions && (total < min_total_s || timed < min_repetitions)) {
+    while (timed + batch <= max_repetitions && (total < min_total_s || block_samples < min_repetitions)) {
       auto start = Clock::now();
-      call();
+      for (size_t i = 0; i < batch; ++i) call();
       double s = std::chrono::duration<double>(Clock::now() - start).count();
-      samples.push_back(s);
+      samples.push_back(s / batch);
       total += s;
-      ++timed;
+      timed += batch;
+      ++block_samples;
     }
+    calls_timed += timed;
   }
-  return Summarize(std::move(samples), options.warmup * static_cast<int>(calls.size()));
+  mtune::v1::Timing t = Summarize(std::move(samples), options.warmup * static_cast<int>(calls.size()));
+  t.set_repetitions(static_cast<uint32_t>(calls_timed));
+  t.set_calls_per_sample(static_cast<uint32_t>(batch));
+  return t;
 }
 
 }  // namespace mtune::worker

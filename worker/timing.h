@@ -17,12 +17,20 @@ struct TimingOptions {
   int min_repetitions = 5;
   // ...but never more than this many.
   int max_repetitions = 100000;
+  // A call shorter than this is timed in batches of back-to-back calls that last
+  // about this long, each sample a batch's mean: reading the clock costs about 20 ns
+  // and it ticks in 10 ns steps on the hosts mtune ran on, a visible share of a
+  // sub-microsecond call that also tied candidates a few percent apart. 0: one call
+  // per sample.
+  double min_sample_s = 20e-6;
 };
 
-// Median, quartiles, min and coefficient of variation of `samples` (seconds).
+// Median, quartiles, min and coefficient of variation of `samples` (seconds), each
+// one call (repetitions = the number of samples, calls_per_sample = 1).
 mtune::v1::Timing Summarize(std::vector<double> samples, int warmup);
 
-// Times `call` as `options` say and summarizes the timed calls.
+// Times `call` as `options` say and summarizes the timed samples. The repetition
+// bounds count calls; min_repetitions counts samples.
 mtune::v1::Timing TimeCalls(const std::function<void()>& call, const TimingOptions& options);
 
 // Times each of `calls` in turn, each with its own warm-up and a 1/N share of the

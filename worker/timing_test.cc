@@ -29,6 +29,7 @@ TEST(TimeCalls, HonoursMinimumRepetitionsAndWarmup) {
   options.warmup = 3;
   options.min_total_s = 0;
   options.min_repetitions = 7;
+  options.min_sample_s = 0;  // one call per sample
   auto t = TimeCalls([&] { ++calls; }, options);
   EXPECT_EQ(calls, 10);
   EXPECT_EQ(t.repetitions(), 7u);
@@ -42,6 +43,7 @@ TEST(TimeCallsInTurn, WarmsUpAndTimesEachCallInItsOwnBlock) {
   options.warmup = 2;
   options.min_total_s = 0;
   options.min_repetitions = 7;
+  options.min_sample_s = 0;  // one call per sample
   std::vector<std::function<void()>> calls;
   for (int set = 0; set < 3; ++set) calls.push_back([&order, set] { order.push_back(set); });
   auto t = TimeCallsInTurn(calls, options);
@@ -60,6 +62,67 @@ TEST(TimeCallsInTurn, WarmsUpAndTimesEachCallInItsOwnBlock) {
   TimeCallsInTurn(calls, options);
   EXPECT_EQ(std::count(order.begin(), order.end(), 0), 1);
   EXPECT_GT(std::count(order.begin(), order.end(), 1), 1);
+}
+
+// Spins for `seconds` (a kernel of known length; sleeping would take far longer).
+void Spin(double seconds) {
+  const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (std::chrono::steady_clock::now() < end) {
+  }
+}
+
+// A call much shorter than min_sample_s is timed in batches lasting about that long,
+// each sample being the batch's mean; repetitions still counts calls.
+TEST(TimeCalls, TimesShortCallsInBatches) {
+  TimingOptions options;
+  options.warmup = 1;
+  options.min_total_s = 0;
+  options.min_repetitions = 5;
+  options.min_sample_s = 20e-6;
+  int calls = 0;
+  auto t = TimeCalls([&] { ++calls; Spin(1e-6); }, options);
+  // About 20 calls per sample (fewer when the host stalls a probe call).
+  EXPECT_GE(t.calls_per_sample(), 5u);
+  EXPECT_LE(t.calls_per_sample(), 21u);
+  EXPECT_EQ(t.repetitions(), 5 * t.calls_per_sample());
+  // Warm-up, the probe that chose the batch (4 calls), and the timed calls.
+  EXPECT_EQ(calls, 1 + 4 + static_cast<int>(t.repetitions()));
+  // A sample is one call's share of its batch: at least the spin, not the batch.
+  EXPECT_GE(t.min_s(), 1e-6);
+  EXPECT_LT(t.median_s(), 10e-6);
+}
+
+// A call as long as min_sample_s or longer is timed alone, as is every call with
+// batching off.
+TEST(TimeCalls, TimesLongCallsOneBySample) {
+  TimingOptions options;
+  options.warmup = 0;
+  options.min_total_s = 0;
+  options.min_repetitions = 3;
+  options.min_sample_s = 20e-6;
+  auto t = TimeCalls([] { Spin(50e-6); }, options);
+  EXPECT_EQ(t.calls_per_sample(), 1u);
+  EXPECT_EQ(t.repetitions(), 3u);
+  EXPECT_GE(t.min_s(), 50e-6);
+
+  options.min_sample_s = 0;
+  t = TimeCalls([] {}, options);
+  EXPECT_EQ(t.calls_per_sample(), 1u);
+  EXPECT_EQ(t.repetitions(), 3u);
+}
+
+// The repetition cap counts calls, batched or not, and a batch is at most a tenth of
+// it, so a tiny call still yields several samples.
+TEST(TimeCalls, TheRepetitionCapCountsCalls) {
+  TimingOptions options;
+  options.warmup = 0;
+  options.min_total_s = 10;  // never reached: the cap ends it
+  options.min_repetitions = 1;
+  options.max_repetitions = 1000;
+  options.min_sample_s = 1;  // would batch far more than the cap
+  auto t = TimeCalls([] {}, options);
+  EXPECT_EQ(t.calls_per_sample(), 100u);
+  EXPECT_EQ(t.repetitions(), 1000u);
 }
 
 }  // namespace
