@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "grpcpp/grpcpp.h"
 #include "proto/mtune.grpc.pb.h"
 #include "worker/jit_kernel.h"
@@ -23,6 +24,18 @@ namespace mtune::worker {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// A result in one log line: both figures (a copy or transpose has 0 GFLOP/s, and its
+// GB/s is what counts) and the roofline fraction, or the failure's first line.
+std::string ResultSummary(const mtune::v1::Result& result) {
+  if (result.status() == mtune::v1::RESULT_STATUS_OK) {
+    return absl::StrFormat("%.2f GFLOP/s, %.2f GB/s, %.2f of roofline", result.gflops(), result.gbps(),
+                           result.fraction_of_roofline());
+  }
+  std::string error = result.error().substr(0, result.error().find('\n'));
+  if (error.size() > 200) error = error.substr(0, 200) + "...";
+  return error;
+}
 
 void Log(const std::string& name, const std::string& message) {
   fprintf(stderr, "mtune-worker %s: %s\n", name.c_str(), message.c_str());
@@ -208,8 +221,7 @@ absl::Status WorkerDaemon::Run() {
     callbacks.done = [&](const mtune::v1::Task& task, const mtune::v1::Result& result,
                          int64_t overlapped_with) {
       Log(name, absl::StrCat("task ", task.task_id(), " ", task.candidate().canonical_json(), ": ",
-                             mtune::v1::ResultStatus_Name(result.status()), " ", result.gflops(),
-                             " GFLOP/s",
+                             mtune::v1::ResultStatus_Name(result.status()), " ", ResultSummary(result),
                              overlapped_with != 0
                                  ? absl::StrCat(" (compiled while task ", overlapped_with,
                                                 " was timed)")
