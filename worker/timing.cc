@@ -17,23 +17,26 @@ double Quantile(const std::vector<double>& sorted, double q) {
   return sorted[lo] + (pos - lo) * (sorted[hi] - sorted[lo]);
 }
 
-// Calls per sample for `call`: 1 when one warm call takes min_sample_s or more
-// (or batching is off), else enough back-to-back calls to last about that long. The
-// estimate is the mean of a few untimed-for-the-result calls (warm already).
-size_t CallsPerSample(const std::function<void()>& call, double min_sample_s, size_t max_repetitions) {
+// Calls per sample for `call` (warm already), from the mean of kProbeCalls calls
+// whose times are not kept.
+size_t ProbeCallsPerSample(const std::function<void()>& call, double min_sample_s, size_t max_repetitions) {
   using Clock = std::chrono::steady_clock;
   if (min_sample_s <= 0) return 1;
-  constexpr int kProbeCalls = 4;
   auto start = Clock::now();
   for (int i = 0; i < kProbeCalls; ++i) call();
   const double per_call = std::chrono::duration<double>(Clock::now() - start).count() / kProbeCalls;
-  if (per_call >= min_sample_s) return 1;
-  const double wanted = std::ceil(min_sample_s / std::max(per_call, 1e-9));
-  // At most a tenth of the repetition cap per sample, so that a block still has samples.
-  return static_cast<size_t>(std::clamp(wanted, 1.0, std::max(1.0, std::floor(max_repetitions / 10.0))));
+  return CallsPerSample(per_call, min_sample_s, max_repetitions);
 }
 
 }  // namespace
+
+size_t CallsPerSample(double per_call_s, double min_sample_s, size_t max_repetitions) {
+  if (min_sample_s <= 0 || per_call_s >= min_sample_s) return 1;
+  // (Less a hair: 20e-6 / 1e-6 is 20.000000000000004 in doubles.)
+  const double wanted = std::ceil(min_sample_s / std::max(per_call_s, 1e-9) - 1e-9);
+  // At most a tenth of the repetition cap per sample, so that a block still has samples.
+  return static_cast<size_t>(std::clamp(wanted, 1.0, std::max(1.0, std::floor(max_repetitions / 10.0))));
+}
 
 mtune::v1::Timing Summarize(std::vector<double> samples, int warmup) {
   mtune::v1::Timing t;
@@ -71,7 +74,7 @@ mtune::v1::Timing TimeCallsInTurn(const std::vector<std::function<void()>>& call
   size_t calls_timed = 0;
   for (const std::function<void()>& call : calls) {
     for (int i = 0; i < options.warmup; ++i) call();
-    if (batch == 0) batch = CallsPerSample(call, options.min_sample_s, max_repetitions);
+    if (batch == 0) batch = ProbeCallsPerSample(call, options.min_sample_s, max_repetitions);
     size_t timed = 0, block_samples = 0;
     double total = 0;
     while (timed + batch <= max_repetitions && (total < min_total_s || block_samples < min_repetitions)) {

@@ -1,6 +1,7 @@
 // Timing of a kernel: warm-up, then repetitions until a minimum total time.
 #pragma once
 
+#include <cstddef>
 #include <functional>
 #include <vector>
 
@@ -28,6 +29,15 @@ struct TimingOptions {
 // Median, quartiles, min and coefficient of variation of `samples` (seconds), each
 // one call (repetitions = the number of samples, calls_per_sample = 1).
 mtune::v1::Timing Summarize(std::vector<double> samples, int warmup);
+
+// Calls timed together per sample for a call of `per_call_s`: 1 when it lasts
+// min_sample_s or more (or min_sample_s <= 0), else enough to last about min_sample_s,
+// at most a tenth of max_repetitions.
+size_t CallsPerSample(double per_call_s, double min_sample_s, size_t max_repetitions);
+
+// Untimed calls that TimeCalls makes after the warm-up to choose CallsPerSample
+// (when min_sample_s > 0).
+inline constexpr int kProbeCalls = 4;
 
 // Times `call` as `options` say and summarizes the timed samples. The repetition
 // bounds count calls; min_repetitions counts samples.

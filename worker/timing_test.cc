@@ -71,55 +71,61 @@ void Spin(double seconds) {
   }
 }
 
-// A call much shorter than min_sample_s is timed in batches lasting about that long,
-// each sample being the batch's mean; repetitions still counts calls.
-TEST(TimeCalls, TimesShortCallsInBatches) {
-  TimingOptions options;
-  options.warmup = 1;
-  options.min_total_s = 0;
-  options.min_repetitions = 5;
-  options.min_sample_s = 20e-6;
-  int calls = 0;
-  auto t = TimeCalls([&] { ++calls; Spin(1e-6); }, options);
-  // About 20 calls per sample (fewer when the host stalls a probe call).
-  EXPECT_GE(t.calls_per_sample(), 5u);
-  EXPECT_LE(t.calls_per_sample(), 21u);
-  EXPECT_EQ(t.repetitions(), 5 * t.calls_per_sample());
-  // Warm-up, the probe that chose the batch (4 calls), and the timed calls.
-  EXPECT_EQ(calls, 1 + 4 + static_cast<int>(t.repetitions()));
-  // A sample is one call's share of its batch: at least the spin, not the batch.
-  EXPECT_GE(t.min_s(), 1e-6);
-  EXPECT_LT(t.median_s(), 10e-6);
+TEST(CallsPerSample, BatchesCallsShorterThanASample) {
+  // 1 us calls, 20 us samples: 20 calls each; a 50 us call alone.
+  EXPECT_EQ(CallsPerSample(1e-6, 20e-6, 100000), 20u);
+  EXPECT_EQ(CallsPerSample(0.3e-6, 20e-6, 100000), 67u);
+  EXPECT_EQ(CallsPerSample(50e-6, 20e-6, 100000), 1u);
+  EXPECT_EQ(CallsPerSample(20e-6, 20e-6, 100000), 1u);
+  // Batching off.
+  EXPECT_EQ(CallsPerSample(1e-6, 0, 100000), 1u);
+  // At most a tenth of the repetition cap, so that there are still several samples.
+  EXPECT_EQ(CallsPerSample(0, 20e-6, 1000), 100u);
+  EXPECT_EQ(CallsPerSample(1e-9, 1, 5), 1u);
 }
 
-// A call as long as min_sample_s or longer is timed alone, as is every call with
-// batching off.
-TEST(TimeCalls, TimesLongCallsOneBySample) {
+TimingOptions Untimed(int warmup, int min_repetitions, double min_sample_s) {
   TimingOptions options;
-  options.warmup = 0;
+  options.warmup = warmup;
   options.min_total_s = 0;
-  options.min_repetitions = 3;
-  options.min_sample_s = 20e-6;
-  auto t = TimeCalls([] { Spin(50e-6); }, options);
+  options.min_repetitions = min_repetitions;
+  options.min_sample_s = min_sample_s;
+  return options;
+}
+
+// Samples of a short call are batch means: each at least the call's own length,
+// repetitions counting calls (samples x calls per sample), and the probe's calls
+// made once. How many calls a batch gets depends on the probe's timing, so only
+// what holds whatever it measured is checked here.
+TEST(TimeCalls, TimesShortCallsInBatches) {
+  int calls = 0;
+  auto t = TimeCalls([&] { ++calls; Spin(1e-6); }, Untimed(1, 5, 20e-6));
+  EXPECT_GE(t.calls_per_sample(), 1u);
+  EXPECT_LE(t.calls_per_sample(), 20u) << "a call of 1 us or more never needs more";
+  EXPECT_EQ(t.repetitions(), 5 * t.calls_per_sample()) << "5 samples";
+  EXPECT_EQ(calls, 1 + kProbeCalls + static_cast<int>(t.repetitions()));
+  EXPECT_GE(t.min_s(), 1e-6);
+}
+
+// A long call is timed alone, as is every call with batching off (no probe calls).
+TEST(TimeCalls, TimesLongCallsOneBySample) {
+  auto t = TimeCalls([] { Spin(50e-6); }, Untimed(0, 3, 20e-6));
   EXPECT_EQ(t.calls_per_sample(), 1u);
   EXPECT_EQ(t.repetitions(), 3u);
   EXPECT_GE(t.min_s(), 50e-6);
 
-  options.min_sample_s = 0;
-  t = TimeCalls([] {}, options);
+  int calls = 0;
+  t = TimeCalls([&] { ++calls; }, Untimed(0, 3, 0));
   EXPECT_EQ(t.calls_per_sample(), 1u);
   EXPECT_EQ(t.repetitions(), 3u);
+  EXPECT_EQ(calls, 3);
 }
 
-// The repetition cap counts calls, batched or not, and a batch is at most a tenth of
-// it, so a tiny call still yields several samples.
+// The repetition cap counts calls, batched or not.
 TEST(TimeCalls, TheRepetitionCapCountsCalls) {
-  TimingOptions options;
-  options.warmup = 0;
-  options.min_total_s = 10;  // never reached: the cap ends it
-  options.min_repetitions = 1;
+  TimingOptions options = Untimed(0, 1, 1);  // would batch far more than the cap
+  options.min_total_s = 10;                   // never reached: the cap ends it
   options.max_repetitions = 1000;
-  options.min_sample_s = 1;  // would batch far more than the cap
   auto t = TimeCalls([] {}, options);
   EXPECT_EQ(t.calls_per_sample(), 100u);
   EXPECT_EQ(t.repetitions(), 1000u);
