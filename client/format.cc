@@ -108,6 +108,7 @@ nlohmann::json BestToJson(const mtune::v1::BestStrategy& best) {
       {"p25_s", r.timing().p25_s()},
       {"p75_s", r.timing().p75_s()},
       {"cv", r.timing().cv()},
+      {"calls_per_sample", r.timing().calls_per_sample()},
       {"job_id", best.job_id()},
       {"measurements", best.measurements()},
       {"other_template_text", best.other_template_text()},

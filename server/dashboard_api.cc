@@ -171,6 +171,7 @@ json TrialJson(const mtune::v1::TrialResult& trial, uint32_t trial_number) {
               {"p75_s", if_ok(r.timing().p75_s())},
               {"min_s", if_ok(r.timing().min_s())},
               {"cv", if_ok(r.timing().cv())},
+              {"calls_per_sample", ok ? json(r.timing().calls_per_sample()) : json(nullptr)},
               {"compile_s", r.compile_s()},
               {"verify_s", r.verify_s()},
               {"total_s", r.total_s()},
