@@ -164,12 +164,34 @@ sbatch_job() {  # sbatch_job NAME PROBLEMS: runs the recipe into $work/run/NAME{
 }
 
 # Two problems, one commented line and a blank one: tuned, confirmed and exported.
-sbatch_job good '# two small problems\ncopy_2d:m=256,n=256:f32\n\nreduce_rows_2d:m=64,n=128:f32  # row sums\n' \
-  || { cat "$work/run/good.log"; fail "the job failed"; }
+sbatch_job good '# two small problems\ncopy_2d:m=256,n=256:f32\n\nreduce_rows_2d:m=64,n=128:f32  # row sums\n' &
+job=$!
 out=$work/run/good
+# While it runs, a shell outside the allocation sees its tuning job with client.env
+# (by the batch node's address where its name resolves only inside the cluster).
+followed=
+for _ in $(seq 300); do
+  kill -0 "$job" 2>/dev/null || break
+  if [ -s "$out/client.env" ]; then
+    followed=$(. "$out/client.env"
+               [ "$nodes" = 2 ] && MTUNE_COORDINATOR=${node_addrs[0]}:${MTUNE_COORDINATOR##*:}
+               "$bin/client/mtune" jobs --coordinator "$MTUNE_COORDINATOR" 2>/dev/null) &&
+      [ "$followed" != "no jobs" ] && break
+    followed=
+  fi
+  sleep 0.1
+done
+wait "$job" || { cat "$work/run/good.log"; fail "the job failed"; }
+[ -n "$followed" ] || fail "no 'mtune jobs' with client.env succeeded while the job ran"
+echo "followed from outside the job with client.env:"
+echo "$followed"
 cat "$work/run/good.log"
 for f in best.sqlite best.mlir mtune.sqlite; do [ -s "$out/$f" ] || fail "$out/$f is missing"; done
 grep -q 'TLS with certificate' "$out/coordinator.log" || fail "the coordinator did not serve TLS"
+# client.env names the coordinator the job used and this run's client credentials.
+(. "$out/client.env" && grep -q "coordinator on $MTUNE_COORDINATOR (TLS)" "$work/run/good.log" &&
+   [ -s "$MTUNE_TLS_CA" ] && [ -s "$MTUNE_TOKEN_FILE" ]) || fail "client.env is wrong: $(cat "$out/client.env")"
+grep -q 'dashboard on' "$work/run/good.log" || fail "the job log does not give the dashboard's port"
 # Every node started a worker, which registered under its node's hostname (with one
 # node, this host's: that slurmd runs in no namespace of its own).
 hosts=("${node_names[@]}")
