@@ -20,8 +20,8 @@ struct TimingOptions {
   int max_repetitions = 100000;
   // A call shorter than this is timed in batches of back-to-back calls that last
   // about this long, each sample a batch's mean: reading the clock costs about 20 ns
-  // and it ticks in 10 ns steps on the hosts mtune ran on, a visible share of a
-  // sub-microsecond call that also tied candidates a few percent apart. 0: one call
+  // and it ticks in 10 ns steps on the znver4 host, a visible share of a
+  // sub-microsecond call (a 0.28 us kernel's figure moved in 3.5% steps). 0: one call
   // per sample.
   double min_sample_s = 20e-6;
 };
