@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "db/export.h"
 #include "db/store.h"
@@ -510,6 +511,45 @@ TEST_F(Cluster, OverlappedWorkerStoresTheSameResultsAsASequentialOne) {
   }
   EXPECT_EQ(statuses[0].size(), trials);
   EXPECT_EQ(statuses[0], statuses[1]);
+}
+
+// A bandwidth-bound problem is held against a copy and a read timed at its footprint;
+// a worker times them again once they are older than --footprint-bandwidth-max-age,
+// so figures taken at a busy moment do not set every later result's roofline.
+TEST_F(Cluster, FootprintBandwidthIsTimedAgainOnceStale) {
+  const uint32_t trials = 8;
+  const char* max_ages[2] = {"0.2", "600"};
+  for (int mode = 0; mode < 2; ++mode) {
+    const std::string name = absl::StrCat("max-age-", max_ages[mode]);
+    StartWorker(name, 0, {"--footprint-bandwidth-max-age", max_ages[mode]});
+    WaitForWorkers(mode + 1);
+    mtune::v1::JobSpec spec = Spec(trials);
+    spec.set_problems(0, "transpose_2d:m=64,n=96:f32");
+    mtune::v1::Job job;
+    ASSERT_TRUE(Submit(spec, &job).ok());
+    const mtune::v1::Job ended = WaitForEnd(job.id(), 120);
+    ASSERT_EQ(ended.trials_done(), trials) << ended.message() << workers_.back()->Log();
+    // Each OK result's log line names when its stream figures were timed.
+    const std::string log = workers_.back()->Log();
+    std::set<std::string> timed;
+    int ok = 0;
+    for (const absl::string_view line : absl::StrSplit(log, '\n')) {
+      if (!absl::StrContains(line, "RESULT_STATUS_OK")) continue;
+      ++ok;
+      const size_t at = line.find("at its footprint, timed ");
+      ASSERT_NE(at, absl::string_view::npos) << line;
+      const size_t end = line.find(" UTC)", at);
+      ASSERT_NE(end, absl::string_view::npos) << line;
+      timed.insert(std::string(line.substr(at, end - at)));
+    }
+    ASSERT_GE(ok, 3) << log;
+    if (mode == 0)
+      EXPECT_GE(timed.size(), 2u) << "0.2 s figures over " << ok << " results were never timed again:\n" << log;
+    else
+      EXPECT_EQ(timed.size(), 1u) << "10-minute figures were timed again within one job:\n" << log;
+    workers_.back()->Signal(SIGTERM);
+    workers_.back()->Wait(30);
+  }
 }
 
 TEST_F(Cluster, SecondWorkerWithALiveNameIsRefused) {

@@ -80,14 +80,15 @@ TEST(Roofline, ABandwidthBoundProblemTakesTheBandwidthAtItsFootprint) {
   EXPECT_TRUE(BandwidthBound(level, 0.0, 100.0)) << "no arithmetic: bandwidth-bound";
   EXPECT_FALSE(BandwidthBound(ComputeRoofline(calibration, 1e12, 8000.0, 4 * kMiB), 1e12, 100.0));
 
-  EXPECT_EQ(CopyGbpsAtFootprint(calibration, 4 * kMiB), 0.0);
+  EXPECT_EQ(FiguresAtFootprint(calibration, 4 * kMiB), nullptr);
   mtune::v1::BandwidthLevel* at = calibration.add_at_footprint();
   at->set_level("L3");
   at->set_working_set_bytes(4 * kMiB);
   at->set_capacity_bytes(4 * kMiB);
   at->set_gbps(160.0);
-  EXPECT_EQ(CopyGbpsAtFootprint(calibration, 4 * kMiB), 160.0);
-  EXPECT_EQ(CopyGbpsAtFootprint(calibration, 4 * kMiB + 1), 0.0) << "exactly that footprint";
+  ASSERT_NE(FiguresAtFootprint(calibration, 4 * kMiB), nullptr);
+  EXPECT_EQ(FiguresAtFootprint(calibration, 4 * kMiB)->gbps(), 160.0);
+  EXPECT_EQ(FiguresAtFootprint(calibration, 4 * kMiB + 1), nullptr) << "exactly that footprint";
 
   const RooflinePoint at_footprint = WithBandwidth(level, 160.0, 100.0, 1000.0, 8000.0);
   EXPECT_EQ(at_footprint.level, "L3");

@@ -13,6 +13,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/time/time.h"
 #include "grpcpp/grpcpp.h"
 #include "proto/mtune.grpc.pb.h"
 #include "worker/jit_kernel.h"
@@ -29,8 +30,17 @@ using Clock = std::chrono::steady_clock;
 // GB/s is what counts) and the roofline fraction, or the failure's first line.
 std::string ResultSummary(const mtune::v1::Result& result) {
   if (result.status() == mtune::v1::RESULT_STATUS_OK) {
-    return absl::StrFormat("%.2f GFLOP/s, %.2f GB/s, %.2f of roofline", result.gflops(), result.gbps(),
-                           result.fraction_of_roofline());
+    std::string summary = absl::StrFormat("%.2f GFLOP/s, %.2f GB/s, %.2f of roofline", result.gflops(),
+                                          result.gbps(), result.fraction_of_roofline());
+    // Which stream figures a bandwidth-bound result is held against, and when they were
+    // timed (worker/footprint_figures.h).
+    if (const mtune::v1::BandwidthLevel& at = result.footprint_bandwidth(); at.gbps() > 0)
+      absl::StrAppendFormat(&summary, " (copy %.1f / read %.1f GB/s at its footprint, timed %s UTC)",
+                            at.gbps(), at.read_gbps(),
+                            absl::FormatTime("%H:%M:%E3S", absl::FromUnixSeconds(0) +
+                                                               absl::Seconds(at.measured_unix_s()),
+                                             absl::UTCTimeZone()));
+    return summary;
   }
   std::string error = result.error().substr(0, result.error().find('\n'));
   if (error.size() > 200) error = error.substr(0, 200) + "...";
@@ -94,7 +104,7 @@ absl::Status WorkerDaemon::Run() {
   Log(name, absl::StrCat("calibrated: f32 FMA peak ", calibration.peak_gflops_f32(), " GFLOP/s",
                          bf16_peak.empty() ? "" : ", ", bf16_peak));
   Pipeline pipeline(PipelineOptions{options_.sandbox_argv, options_.sandbox_memory_limit_mib,
-                                    options_.prefetch},
+                                    options_.prefetch, options_.footprint_figures_max_age_s},
                     calibration);
 
   // gRPC's own reconnect backoff grows to minutes; a restarted coordinator should

@@ -11,6 +11,7 @@
 #include "absl/status/status.h"
 #include "proto/mtune.pb.h"
 #include "proto/transport_security.h"
+#include "worker/footprint_figures.h"
 
 namespace mtune::worker {
 
@@ -34,6 +35,9 @@ struct DaemonOptions {
   // --compile-cpus) while one is timed on `cpu`; 0: compile and time one task
   // after another. See worker/pipeline.h.
   int prefetch = 0;
+  // Age after which the figures timed at a bandwidth-bound problem's footprint are
+  // timed again, seconds; <= 0: never (worker/footprint_figures.h).
+  double footprint_figures_max_age_s = kDefaultFootprintFiguresMaxAgeS;
   // TEST ONLY: the i-th task this worker receives raises test_inject_faults[i]
   // where its kernel runs ("none": no fault); see worker/fault_injection.h.
   std::vector<std::string> test_inject_faults;

@@ -55,6 +55,11 @@ int main(int argc, char** argv) {
   app.add_option("--prefetch", prefetch, "candidates compiled ahead of the one being timed (1-7)")
       ->check(CLI::Range(1, 7))
       ->capture_default_str();
+  app.add_option("--footprint-bandwidth-max-age", options.footprint_figures_max_age_s,
+                 "seconds after which the copy and read bandwidth a bandwidth-bound problem is "
+                 "held against, timed at its footprint, are timed again (0: never)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   app.add_flag("--sandbox", sandbox_mode, "internal: serve measurements on fds 3/4")->group("");
   std::string token_file;
   app.add_option("--tls-ca", options.security.ca_file,

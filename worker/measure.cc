@@ -18,9 +18,13 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using mtune::v1::Result;
 
-// Copying timed to measure the bandwidth at a problem's footprint, once per footprint
-// per worker (the calibration's own per level is 0.15 s).
+// Copying timed to measure the bandwidth at a problem's footprint, where the worker
+// does not hold fresh figures for it (the calibration's own per level is 0.15 s).
 constexpr double kFootprintCopyTimeS = 0.1;
+
+double UnixNow() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
 
 double Since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
@@ -82,7 +86,8 @@ std::optional<Result> Measurer::Prepare(const mtune::v1::Task& task,
   return std::nullopt;
 }
 
-Result Measurer::MeasurePrepared(const std::string& test_inject_fault) {
+Result Measurer::MeasurePrepared(const std::string& test_inject_fault,
+                                 const mtune::v1::Calibration* newer_calibration) {
   const auto start = Clock::now();
   if (!prepared_) {
     Result result;
@@ -91,6 +96,7 @@ Result Measurer::MeasurePrepared(const std::string& test_inject_fault) {
     return result;
   }
   std::unique_ptr<Prepared> p = std::move(prepared_);
+  if (newer_calibration) p->calibration = *newer_calibration;
   Result result = p->result;
   const strategies::Problem& problem = p->problem;
   auto finish = [&](mtune::v1::ResultStatus status, std::string error) {
@@ -161,19 +167,20 @@ Result Measurer::MeasurePrepared(const std::string& test_inject_fault) {
                          for_type.peak_gflops_f32(), problem.Flops(), problem.CompulsoryBytes());
   } else if (bandwidth_bound) {
     const uint64_t footprint = problem.FootprintBytes();
-    double copy_gbps = CopyGbpsAtFootprint(p->calibration, footprint);
-    double read_gbps = ReadGbpsAtFootprint(p->calibration, footprint);
-    if (!(copy_gbps > 0)) copy_gbps = MeasureCopyGbps(footprint, kFootprintCopyTimeS, 3);
-    if (!(read_gbps > 0)) read_gbps = MeasureReadGbps(footprint, kFootprintCopyTimeS, 3);
-    if (copy_gbps > 0) {
-      roof = WithBandwidth(roof, StreamGbps(copy_gbps, read_gbps, problem), for_type.peak_gflops_f32(),
+    mtune::v1::BandwidthLevel at;
+    if (const mtune::v1::BandwidthLevel* held = FiguresAtFootprint(p->calibration, footprint)) at = *held;
+    if (!(at.gbps() > 0) || !(at.read_gbps() > 0)) {
+      at.set_gbps(MeasureCopyGbps(footprint, kFootprintCopyTimeS, 3));
+      at.set_read_gbps(MeasureReadGbps(footprint, kFootprintCopyTimeS, 3));
+      at.set_measured_unix_s(UnixNow());
+    }
+    if (at.gbps() > 0) {
+      roof = WithBandwidth(roof, StreamGbps(at.gbps(), at.read_gbps(), problem), for_type.peak_gflops_f32(),
                            problem.Flops(), problem.CompulsoryBytes());
-      mtune::v1::BandwidthLevel* at = result.mutable_footprint_bandwidth();
-      at->set_level(roof.level);
-      at->set_working_set_bytes(footprint);
-      at->set_capacity_bytes(footprint);
-      at->set_gbps(copy_gbps);
-      at->set_read_gbps(read_gbps);
+      at.set_level(roof.level);
+      at.set_working_set_bytes(footprint);
+      at.set_capacity_bytes(footprint);
+      *result.mutable_footprint_bandwidth() = at;
     }
   }
   result.set_roofline_gbps(roof.level_gbps);

@@ -37,10 +37,13 @@ class Measurer {
   // its operands and reference: nullopt when the kernel is kept for
   // MeasurePrepared(), else the failed result. MeasurePrepared() verifies and
   // times the kept kernel on the calling thread (pin it first); its total_s is
-  // both halves' time, not the wait between them.
+  // both halves' time, not the wait between them. `newer_calibration`, when given,
+  // replaces the one Prepare() was given (the figures may have changed while the
+  // candidate waited for the measuring core).
   std::optional<mtune::v1::Result> Prepare(const mtune::v1::Task& task,
                                            const mtune::v1::Calibration& calibration);
-  mtune::v1::Result MeasurePrepared(const std::string& test_inject_fault = "");
+  mtune::v1::Result MeasurePrepared(const std::string& test_inject_fault = "",
+                                    const mtune::v1::Calibration* newer_calibration = nullptr);
   // Seconds the last Prepare() took.
   double prepared_s() const;
 

@@ -3,6 +3,7 @@
 #include <set>
 #include <string>
 
+#include "absl/time/clock.h"
 #include "gtest/gtest.h"
 #include "strategies/default_candidate.h"
 #include "strategies/knob_space.h"
@@ -98,6 +99,8 @@ TEST(Measurer, ABandwidthBoundKernelIsHeldAgainstTheCopyBandwidthAtItsFootprint)
   EXPECT_EQ(measured.roofline_level(), "L2");
   EXPECT_GT(measured.roofline_gbps(), 1.0) << "measured at the footprint, not the level's 0.001";
   EXPECT_NEAR(measured.fraction_of_roofline(), measured.gbps() / measured.roofline_gbps(), 1e-9);
+  const double now = absl::ToDoubleSeconds(absl::Now() - absl::UnixEpoch());
+  EXPECT_NEAR(measured.footprint_bandwidth().measured_unix_s(), now, 60) << "figures measured now say so";
 
   auto* at = calibration.add_at_footprint();
   at->set_level("L2");
@@ -105,10 +108,42 @@ TEST(Measurer, ABandwidthBoundKernelIsHeldAgainstTheCopyBandwidthAtItsFootprint)
   at->set_capacity_bytes(2 * 64 * 96 * 4);
   at->set_gbps(12345);
   at->set_read_gbps(12345);
+  at->set_measured_unix_s(77);
   auto known = measurer.Measure(task, calibration);
   ASSERT_EQ(known.status(), mtune::v1::RESULT_STATUS_OK) << known.error();
   EXPECT_NEAR(known.roofline_gbps(), 12345, 1e-6);
   EXPECT_NEAR(known.fraction_of_roofline(), known.gbps() / 12345, 1e-9);
+  EXPECT_EQ(known.footprint_bandwidth().measured_unix_s(), 77) << "held figures keep their age";
+}
+
+// The overlapped worker hands the measuring half the figures it holds then, which
+// may differ from those it held when the candidate compiled (it drops stale ones).
+TEST(Measurer, TheMeasuringHalfUsesTheNewerCalibrationItIsGiven) {
+  mtune::v1::Calibration calibration;
+  calibration.set_peak_gflops_f32(100);
+  auto* cache = calibration.add_bandwidth();
+  cache->set_level("L2");
+  cache->set_capacity_bytes(uint64_t{1} << 30);
+  cache->set_working_set_bytes(uint64_t{1} << 29);
+  cache->set_gbps(0.001);
+  mtune::v1::Calibration newer = calibration;
+  auto* at = newer.add_at_footprint();
+  at->set_level("L2");
+  at->set_working_set_bytes(2 * 64 * 96 * 4);
+  at->set_capacity_bytes(2 * 64 * 96 * 4);
+  at->set_gbps(12345);
+  at->set_read_gbps(12345);
+  Measurer measurer;
+  const mtune::v1::Task task = TaskFor("transpose_2d:m=64,n=96:f32", {}, "copy_tiled");
+  ASSERT_EQ(measurer.Prepare(task, calibration), std::nullopt);
+  auto measured = measurer.MeasurePrepared("", &newer);
+  ASSERT_EQ(measured.status(), mtune::v1::RESULT_STATUS_OK) << measured.error();
+  EXPECT_NEAR(measured.roofline_gbps(), 12345, 1e-6);
+
+  ASSERT_EQ(measurer.Prepare(task, newer), std::nullopt);
+  auto without = measurer.MeasurePrepared();
+  ASSERT_EQ(without.status(), mtune::v1::RESULT_STATUS_OK) << without.error();
+  EXPECT_NEAR(without.roofline_gbps(), 12345, 1e-6) << "no newer calibration: Prepare()'s";
 }
 
 // A reduction inside the caches reads far more than it writes: its roofline is the

@@ -6,7 +6,6 @@
 #include <mutex>
 #include <thread>
 
-#include "worker/roofline.h"
 #include "worker/sandbox.h"
 
 namespace mtune::worker {
@@ -33,7 +32,9 @@ mtune::v1::Result SandboxUnavailable(const std::string& why) {
 }
 
 Pipeline::Pipeline(PipelineOptions options, mtune::v1::Calibration calibration)
-    : options_(std::move(options)), calibration_(std::move(calibration)) {
+    : options_(std::move(options)),
+      calibration_(std::move(calibration)),
+      footprint_figures_(options_.footprint_figures_max_age_s) {
   const int children = options_.prefetch > 0 ? options_.prefetch + 1 : 1;
   for (int i = 0; i < children; ++i)
     sandboxes_.push_back(std::make_unique<Sandbox>(options_.sandbox_argv, options_.memory_limit_mib));
@@ -42,18 +43,19 @@ Pipeline::Pipeline(PipelineOptions options, mtune::v1::Calibration calibration)
 Pipeline::~Pipeline() = default;
 
 mtune::v1::Calibration Pipeline::CurrentCalibration() const {
-  std::lock_guard lock(calibration_mu_);
-  return calibration_;
+  mtune::v1::Calibration calibration = calibration_;
+  const double now_unix_s = std::chrono::duration<double>(
+      std::chrono::system_clock::now().time_since_epoch()).count();
+  std::lock_guard lock(footprint_mu_);
+  footprint_figures_.AddFreshTo(calibration, now_unix_s);
+  return calibration;
 }
 
 void Pipeline::LearnFootprintBandwidth(const mtune::v1::Result& result) {
   // Set by the sandbox (measure.cc) for a bandwidth-bound problem inside the caches.
-  if (result.status() != mtune::v1::RESULT_STATUS_OK || !result.has_footprint_bandwidth() ||
-      !(result.footprint_bandwidth().gbps() > 0))
-    return;
-  std::lock_guard lock(calibration_mu_);
-  if (CopyGbpsAtFootprint(calibration_, result.footprint_bandwidth().working_set_bytes()) > 0) return;
-  *calibration_.add_at_footprint() = result.footprint_bandwidth();
+  if (result.status() != mtune::v1::RESULT_STATUS_OK || !result.has_footprint_bandwidth()) return;
+  std::lock_guard lock(footprint_mu_);
+  footprint_figures_.Learn(result.footprint_bandwidth());
 }
 
 std::unique_ptr<Sandbox> Pipeline::FaultySandbox(const std::string& fault) const {
@@ -167,6 +169,8 @@ void Pipeline::RunOverlapped(const PipelineCallbacks& callbacks) {
       Sandbox& sandbox = c.faulty ? *c.faulty : *sandboxes_[c.slot];
       mtune::v1::SandboxRequest request;
       request.set_measure_compiled(true);
+      // Figures that went stale while the candidate waited are timed again now.
+      *request.mutable_calibration() = CurrentCalibration();
       callbacks.measuring(c.item.task.task_id());
       const auto start = Clock::now();
       // The clock goes on from where the compile half left it.

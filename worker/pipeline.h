@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "proto/mtune.pb.h"
+#include "worker/footprint_figures.h"
 
 namespace mtune::worker {
 
@@ -35,6 +36,9 @@ struct PipelineOptions {
   uint64_t memory_limit_mib = 0;
   // Tasks compiled ahead of the one being timed; 0: sequential.
   int prefetch = 0;
+  // Age after which the copy and read figures timed at a footprint are timed again,
+  // seconds (worker/footprint_figures.h); <= 0: never.
+  double footprint_figures_max_age_s = kDefaultFootprintFiguresMaxAgeS;
 };
 
 struct PipelineTask {
@@ -77,17 +81,19 @@ class Pipeline {
   void RunSequential(const PipelineCallbacks& callbacks);
   void RunOverlapped(const PipelineCallbacks& callbacks);
   std::unique_ptr<Sandbox> FaultySandbox(const std::string& fault) const;
-  // The calibration sent with each request, with the footprint bandwidths learnt so far.
+  // The calibration sent with each request, with the footprint figures learnt so far
+  // that are not stale.
   mtune::v1::Calibration CurrentCalibration() const;
   // Keeps the copy and read bandwidth a result of a bandwidth-bound problem was
   // measured against at that problem's footprint (Result.footprint_bandwidth), so that
   // the next candidates of the problem (and of any problem of that footprint) reuse
-  // them instead of measuring them again.
+  // them, until they are stale, instead of measuring them again.
   void LearnFootprintBandwidth(const mtune::v1::Result& result);
 
   PipelineOptions options_;
-  mutable std::mutex calibration_mu_;  // the compiling thread reads it while results add to it
-  mtune::v1::Calibration calibration_;
+  const mtune::v1::Calibration calibration_;
+  mutable std::mutex footprint_mu_;  // the compiling thread reads them while results add to them
+  FootprintFigures footprint_figures_;
   // Sequential: one; overlapped: prefetch + 1.
   std::vector<std::unique_ptr<Sandbox>> sandboxes_;
 };

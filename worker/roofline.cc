@@ -75,16 +75,11 @@ bool HeldAgainstLevelFigures(const mtune::v1::Calibration& calibration, const st
   return true;
 }
 
-double CopyGbpsAtFootprint(const mtune::v1::Calibration& calibration, uint64_t footprint_bytes) {
+const mtune::v1::BandwidthLevel* FiguresAtFootprint(const mtune::v1::Calibration& calibration,
+                                                    uint64_t footprint_bytes) {
   for (const mtune::v1::BandwidthLevel& at : calibration.at_footprint())
-    if (at.working_set_bytes() == footprint_bytes) return at.gbps();
-  return 0.0;
-}
-
-double ReadGbpsAtFootprint(const mtune::v1::Calibration& calibration, uint64_t footprint_bytes) {
-  for (const mtune::v1::BandwidthLevel& at : calibration.at_footprint())
-    if (at.working_set_bytes() == footprint_bytes) return at.read_gbps();
-  return 0.0;
+    if (at.working_set_bytes() == footprint_bytes) return &at;
+  return nullptr;
 }
 
 double StreamGbps(double copy_gbps, double read_gbps, double read_bytes, double fresh_written_bytes,

@@ -59,13 +59,10 @@ bool BandwidthBound(const RooflinePoint& roofline, double flops, double peak_gfl
 bool HeldAgainstLevelFigures(const mtune::v1::Calibration& calibration, const std::string& level,
                              uint64_t footprint_bytes);
 
-// The copy bandwidth `calibration` holds for exactly `footprint_bytes`
-// (Calibration.at_footprint), 0 when it holds none.
-double CopyGbpsAtFootprint(const mtune::v1::Calibration& calibration, uint64_t footprint_bytes);
-
-// The read bandwidth `calibration` holds for exactly `footprint_bytes`
-// (Calibration.at_footprint), 0 when it holds none.
-double ReadGbpsAtFootprint(const mtune::v1::Calibration& calibration, uint64_t footprint_bytes);
+// The copy and read figures `calibration` holds for exactly `footprint_bytes`
+// (Calibration.at_footprint), nullptr when it holds none.
+const mtune::v1::BandwidthLevel* FiguresAtFootprint(const mtune::v1::Calibration& calibration,
+                                                    uint64_t footprint_bytes);
 
 // The bandwidth at which the fastest kernel could move `read_bytes` read,
 // `fresh_written_bytes` written to lines it did not read and `updated_bytes` written

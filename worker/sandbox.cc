@@ -306,7 +306,10 @@ int RunSandboxServer(int in_fd, int out_fd, int cpu, uint64_t memory_limit_mib,
       }
     } else if (request.has_measure_compiled()) {
       moved = on_measuring_core(
-          [&] { *response.mutable_result() = measurer.MeasurePrepared(test_inject_fault); },
+          [&] {
+            *response.mutable_result() = measurer.MeasurePrepared(
+                test_inject_fault, request.has_calibration() ? &request.calibration() : nullptr);
+          },
           &error);
     } else {
       moved = on_measuring_core(
