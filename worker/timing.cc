@@ -8,6 +8,8 @@
 namespace mtune::worker {
 namespace {
 
+using Clock = std::chrono::steady_clock;
+
 // Linear interpolation between closest ranks, on sorted samples.
 double Quantile(const std::vector<double>& sorted, double q) {
   if (sorted.empty()) return 0;
@@ -20,7 +22,6 @@ double Quantile(const std::vector<double>& sorted, double q) {
 // Calls per sample for `call` (warm already), from the mean of kProbeCalls calls
 // whose times are not kept.
 size_t ProbeCallsPerSample(const std::function<void()>& call, double min_sample_s, size_t max_repetitions) {
-  using Clock = std::chrono::steady_clock;
   if (min_sample_s <= 0) return 1;
   auto start = Clock::now();
   for (int i = 0; i < kProbeCalls; ++i) call();
@@ -63,7 +64,6 @@ mtune::v1::Timing TimeCalls(const std::function<void()>& call, const TimingOptio
 
 mtune::v1::Timing TimeCallsInTurn(const std::vector<std::function<void()>>& calls,
                                   const TimingOptions& options) {
-  using Clock = std::chrono::steady_clock;
   const int blocks = std::max<int>(1, static_cast<int>(calls.size()));
   const double min_total_s = options.min_total_s / blocks;
   const size_t min_repetitions = static_cast<size_t>((options.min_repetitions + blocks - 1) / blocks);
