@@ -222,11 +222,15 @@ std::string FormatWorkers(const mtune::v1::ListWorkersResponse& workers) {
     // The memory ceilings of its rooflines, per level: copy, and read where measured.
     if (w.calibration().bandwidth().empty()) continue;
     out += "    GB/s copy / read:";
+    bool streaming = false;
     for (const auto& level : w.calibration().bandwidth()) {
-      absl::StrAppendFormat(&out, "  %s %.1f", level.level(), level.gbps());
+      absl::StrAppendFormat(&out, "  %s %.1f%s", level.level(), level.gbps(),
+                            level.streaming_stores() ? "*" : "");
       if (level.read_gbps() > 0) absl::StrAppendFormat(&out, " / %.1f", level.read_gbps());
+      streaming |= level.streaming_stores();
     }
     out += "\n";
+    if (streaming) out += "    (* copied faster with streaming stores than with ordinary ones)\n";
   }
   return out;
 }

@@ -135,6 +135,12 @@ TEST(FormatWorkers, ShowsEachLevelsCopyAndReadBandwidth) {
   dram->set_level("DRAM");
   dram->set_gbps(14.5);  // an older worker: no read figure
   EXPECT_THAT(FormatWorkers(workers), ::testing::HasSubstr("    GB/s copy / read:  L2 103.4 / 188.1  DRAM 14.5\n"));
+  EXPECT_THAT(FormatWorkers(workers), ::testing::Not(::testing::HasSubstr("streaming")));
+
+  dram->set_streaming_stores(true);
+  EXPECT_THAT(FormatWorkers(workers),
+              ::testing::HasSubstr("  DRAM 14.5*\n    (* copied faster with streaming stores than with "
+                                   "ordinary ones)\n"));
 }
 
 TEST(RooflineText, ABandwidthBoundResultNamesTheBandwidthThatBoundsIt) {

@@ -127,6 +127,7 @@ json CalibrationJson(const mtune::v1::Calibration& calibration) {
                   {"capacity_bytes", level.capacity_bytes()}};
     // A worker older than session 27 measured copies only.
     if (level.read_gbps() > 0) entry["read_gbps"] = level.read_gbps();
+    entry["streaming_stores"] = level.streaming_stores();
     levels.push_back(std::move(entry));
   }
   json out = {{"peak_gflops_f32", calibration.peak_gflops_f32()},

@@ -73,19 +73,27 @@ class FmaLoop {
   std::unique_ptr<State> state_;
 };
 
-// The copy loop copy bandwidth is measured with, for callers that time it themselves
-// (the benches time it in the same rounds as a bandwidth-bound kernel of the same
-// footprint).
+// How a copy loop writes: ordinary stores (each line read for ownership, then kept in
+// the caches) or streaming ones (whole lines written past the caches). Beyond the last
+// cache streaming stores copy faster (1.35x at 64 MiB on the Zen 5 host); inside the
+// caches, slower.
+enum class CopyStores { kCached, kStreaming };
+
+// The copy loops copy bandwidth is measured with, for callers that time them
+// themselves (the benches time both in the same rounds as a bandwidth-bound kernel of
+// the same footprint, and hold it against the faster).
 class CopyLoop {
  public:
   // Copies half of `working_set_bytes` into the other half (at least one block).
-  explicit CopyLoop(uint64_t working_set_bytes);
+  explicit CopyLoop(uint64_t working_set_bytes, CopyStores stores = CopyStores::kCached);
   ~CopyLoop();
   CopyLoop(const CopyLoop&) = delete;
   CopyLoop& operator=(const CopyLoop&) = delete;
 
   // One copy; returns bytes().
   double Run();
+  // Whether the destination holds what the source does (after a Run(); for tests).
+  bool DestinationMatchesSource() const;
   // The bytes one copy reads plus the bytes it writes; 0 when the buffers could not
   // be allocated (Run then does nothing).
   double bytes() const;
@@ -118,9 +126,17 @@ class ReadLoop {
   std::unique_ptr<State> state_;
 };
 
-// Copy bandwidth of the calling thread at `working_set_bytes` (source + destination),
-// GB/s of bytes read + written, median over passes lasting at least `min_time_s`.
-double MeasureCopyGbps(uint64_t working_set_bytes, double min_time_s, int min_passes);
+// The copy ceiling at a working set: the faster of a copy with ordinary stores and
+// one with streaming stores, since a kernel may use either.
+struct CopyGbps {
+  double gbps = 0;  // bytes read + written per second / 1e9
+  bool streaming_stores = false;  // the faster copy was the one with streaming stores
+};
+
+// Copy bandwidth of the calling thread at `working_set_bytes` (source + destination):
+// each kind of store timed over passes lasting at least `min_time_s` in all, the
+// median pass of each, the faster kind.
+CopyGbps MeasureCopyGbps(uint64_t working_set_bytes, double min_time_s, int min_passes);
 
 // Read bandwidth of the calling thread over `working_set_bytes` (ReadLoop), GB/s of
 // bytes read, median over passes lasting at least `min_time_s`.

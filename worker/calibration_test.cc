@@ -301,14 +301,25 @@ TEST(FmaLoop, RunsWholeIterationsCoveringTheRequestedFlops) {
 }
 
 TEST(CopyLoop, MovesHalfTheWorkingSetEachWayRoundedToWholeBlocks) {
-  EXPECT_EQ(CopyLoop(1 << 20).Run(), double{1 << 20}) << "512 KiB read + 512 KiB written";
-  EXPECT_EQ(CopyLoop(1).Run(), 2.0 * 256) << "at least one 256-byte block";
-  EXPECT_EQ(CopyLoop(1000).Run(), 2.0 * 256) << "500 bytes each way round down to a block";
+  for (CopyStores stores : {CopyStores::kCached, CopyStores::kStreaming}) {
+    EXPECT_EQ(CopyLoop(1 << 20, stores).Run(), double{1 << 20}) << "512 KiB read + 512 KiB written";
+    EXPECT_EQ(CopyLoop(1, stores).Run(), 2.0 * 256) << "at least one 256-byte block";
+    EXPECT_EQ(CopyLoop(1000, stores).Run(), 2.0 * 256) << "500 bytes each way round down to a block";
+  }
+}
+
+TEST(CopyLoop, BothKindsOfStoreCopyEveryByte) {
+  for (CopyStores stores : {CopyStores::kCached, CopyStores::kStreaming}) {
+    CopyLoop loop(3 << 20, stores);
+    EXPECT_FALSE(loop.DestinationMatchesSource()) << "the source starts at 1, the destination at 0";
+    loop.Run();
+    EXPECT_TRUE(loop.DestinationMatchesSource()) << (stores == CopyStores::kStreaming ? "streaming" : "cached");
+  }
 }
 
 TEST(Calibration, CopyBandwidthIsPositiveForTinyAndOddSizes) {
-  EXPECT_TRUE(FinitePositive(MeasureCopyGbps(1, 0.001, 1)));
-  EXPECT_TRUE(FinitePositive(MeasureCopyGbps(100'001, 0.001, 2)));
+  EXPECT_TRUE(FinitePositive(MeasureCopyGbps(1, 0.001, 1).gbps));
+  EXPECT_TRUE(FinitePositive(MeasureCopyGbps(100'001, 0.001, 2).gbps));
 }
 
 TEST(ReadLoop, ReadsTheWorkingSetRoundedToWholeBlocks) {

@@ -17,7 +17,7 @@
 namespace mtune::worker {
 
 // How long a worker trusts figures at a footprint by default, seconds: timing them
-// again costs about 0.2 s of the measuring core, so once a minute is under 1% of it.
+// again costs about 0.3 s of the measuring core, so once a minute is under 1% of it.
 inline constexpr double kDefaultFootprintFiguresMaxAgeS = 60;
 
 class FootprintFigures {

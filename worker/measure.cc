@@ -170,7 +170,9 @@ Result Measurer::MeasurePrepared(const std::string& test_inject_fault,
     mtune::v1::BandwidthLevel at;
     if (const mtune::v1::BandwidthLevel* held = FiguresAtFootprint(p->calibration, footprint)) at = *held;
     if (!(at.gbps() > 0) || !(at.read_gbps() > 0)) {
-      at.set_gbps(MeasureCopyGbps(footprint, kFootprintCopyTimeS, 3));
+      const CopyGbps copy = MeasureCopyGbps(footprint, kFootprintCopyTimeS, 3);
+      at.set_gbps(copy.gbps);
+      at.set_streaming_stores(copy.streaming_stores);
       at.set_read_gbps(MeasureReadGbps(footprint, kFootprintCopyTimeS, 3));
       at.set_measured_unix_s(UnixNow());
     }
