@@ -758,6 +758,8 @@ TEST(KnobSpace, MatmulPackedStartPointReadsAInPlaceWithSmallKTiles) {
 // copy_tiled's start point (streaming stores): tried second by copies where the
 // constraint allows them; a transpose has them as its default there (no duplicate),
 // and nowhere else the point holds.
+// A transpose beyond the L3 also tries 1024 x 16 blocks (copy_tiled's second start
+// point), which a copy has no knobs for.
 TEST(KnobSpace, CopyStartPointTriesStreamingStoresWhereTheyAreAllowed) {
   auto starts_for = [](const std::string& key) { return StartingCandidates(TemplateSpace("copy_tiled", key)); };
   std::vector<KnobValues> big = starts_for("copy_2d:m=2048,n=4096:f32");
@@ -768,8 +770,14 @@ TEST(KnobSpace, CopyStartPointTriesStreamingStoresWhereTheyAreAllowed) {
   EXPECT_EQ(starts_for("copy_2d:m=256,n=512:f32").size(), 1u);    // 1 MiB: constraint
   EXPECT_EQ(starts_for("copy_2d:m=1000,n=1048:f32").size(), 1u);  // rows off cache lines
   std::vector<KnobValues> transpose = starts_for("transpose_2d:m=2048,n=4096:f32");
-  ASSERT_EQ(transpose.size(), 1u);
+  ASSERT_EQ(transpose.size(), 2u);
   EXPECT_EQ(transpose[0].at("nt_stores"), "1");
+  EXPECT_EQ(transpose[0].at("block_r"), "512");
+  EXPECT_EQ(transpose[1].at("nt_stores"), "1");
+  EXPECT_EQ(transpose[1].at("block_r"), "1024");
+  EXPECT_EQ(transpose[1].at("block_c"), "16");
+  // Without streaming stores (1 MiB) the 1024 x 16 blocks are not proposed.
+  EXPECT_EQ(starts_for("transpose_2d:m=256,n=512:f32").size(), 1u);
 }
 
 // conv_2d_decomposed's start point: 16-wide filter tiles, tried second; where the

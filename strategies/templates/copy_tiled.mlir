@@ -15,9 +15,17 @@
 // fits the L3, which the template cannot see) and gains beyond it: 2048x4096 (64
 // MiB) 1.35x, 4096x4096 1.26x its default, 1024x2048 (16 MiB) 0.81x, in one run. For
 // a transpose it is the default itself wherever it is allowed.
+// Second start point, transposes only (for a copy it is the first): 1024 x 16 blocks
+// with streaming stores. Beyond the L3 they beat the default 512 x 32 blocks; inside
+// it they lose (mtune measure, two runs each, GB/s, 512 x 32 against 1024 x 16):
+// 2048x4096 (64 MiB) 20.0 / 16.5 against 23.1 / 23.6, 4096x4096 16.5 / 14.4 against
+// 18.0 / 18.9; 1024x1024 (8 MiB) 33.4 / 33.6 against 27.4 / 27.3. Each block writes
+// one line of 1024 output rows, one page each: 2048 rows (22 GB/s) or the whole 4096
+// (21) overflow the second-level TLB's 3072 pages.
 module attributes {transform.with_named_sequence} {
   transform.named_sequence @__transform_main(%root: !transform.any_op {transform.consumed})
-      attributes {mtune.start_points = [{nt_stores = 1 : i64}]} {
+      attributes {mtune.start_points = [{nt_stores = 1 : i64},
+                                        {nt_stores = 1 : i64, block_r = 1024 : i64, block_c = 16 : i64}]} {
     // 1-row tiles for copies only (`mtune.option_families`): a transpose with 1-row
     // tiles never finishes in the interpreter, masked included, once the tiles divide
     // the shape (transpose 64x64 with 1x8 tiles ran past 30 s, 1024x1024 past 60 s and
