@@ -749,7 +749,8 @@ void PrintReport(const Flags& flags, const std::vector<ProblemReport>& reports,
               "roof is the lower of that bandwidth and the bytes the FMA loop timed beside it "
               "(peak) allows, level FMA where that binds. A copy or transpose reads what it "
               "writes, so its yardstick is the copy; copy@fp is the transpose goal's yardstick "
-              "too\n");
+              "too. copy@fp is each round's faster copy, with ordinary or with streaming stores "
+              "(a kernel may use either)\n");
 
   if (flags.operand_sets > 1) {
     std::printf("\nmtune (and --variant kernels) by operand set (round r runs on set r mod %d; "
