@@ -124,64 +124,50 @@ FmaKernel PickFmaKernel() {
 constexpr uint64_t kCopyBlock = 256;
 
 #if defined(__x86_64__)
-__attribute__((target("avx512f"), noinline)) void CopyAvx512(const float* src, float* dst,
-                                                             uint64_t bytes) {
-  for (uint64_t i = 0; i < bytes / sizeof(float); i += 64) {
-    const __m512 a = _mm512_load_ps(src + i);
-    const __m512 b = _mm512_load_ps(src + i + 16);
-    const __m512 c = _mm512_load_ps(src + i + 32);
-    const __m512 d = _mm512_load_ps(src + i + 48);
-    _mm512_store_ps(dst + i, a);
-    _mm512_store_ps(dst + i + 16, b);
-    _mm512_store_ps(dst + i + 32, c);
-    _mm512_store_ps(dst + i + 48, d);
-  }
-}
-
 // Streaming stores write whole lines without reading them for ownership first, and
 // past the caches; the fence orders them before whatever follows the copy.
-__attribute__((target("avx512f"), noinline)) void CopyStreamingAvx512(const float* src, float* dst,
-                                                                      uint64_t bytes) {
+template <CopyStores kStores>
+__attribute__((target("avx512f"), noinline)) void CopyAvx512(const float* src, float* dst,
+                                                             uint64_t bytes) {
+  auto store = [](float* to, __m512 v) __attribute__((target("avx512f"))) {
+    if constexpr (kStores == CopyStores::kStreaming)
+      _mm512_stream_ps(to, v);
+    else
+      _mm512_store_ps(to, v);
+  };
   for (uint64_t i = 0; i < bytes / sizeof(float); i += 64) {
     const __m512 a = _mm512_load_ps(src + i);
     const __m512 b = _mm512_load_ps(src + i + 16);
     const __m512 c = _mm512_load_ps(src + i + 32);
     const __m512 d = _mm512_load_ps(src + i + 48);
-    _mm512_stream_ps(dst + i, a);
-    _mm512_stream_ps(dst + i + 16, b);
-    _mm512_stream_ps(dst + i + 32, c);
-    _mm512_stream_ps(dst + i + 48, d);
+    store(dst + i, a);
+    store(dst + i + 16, b);
+    store(dst + i + 32, c);
+    store(dst + i + 48, d);
   }
-  _mm_sfence();
+  if constexpr (kStores == CopyStores::kStreaming) _mm_sfence();
 }
 
-__attribute__((target("avx2"), noinline)) void CopyStreamingAvx2(const float* src, float* dst,
-                                                                 uint64_t bytes) {
-  for (uint64_t i = 0; i < bytes / sizeof(float); i += 32) {
-    const __m256 a = _mm256_load_ps(src + i);
-    const __m256 b = _mm256_load_ps(src + i + 8);
-    const __m256 c = _mm256_load_ps(src + i + 16);
-    const __m256 d = _mm256_load_ps(src + i + 24);
-    _mm256_stream_ps(dst + i, a);
-    _mm256_stream_ps(dst + i + 8, b);
-    _mm256_stream_ps(dst + i + 16, c);
-    _mm256_stream_ps(dst + i + 24, d);
-  }
-  _mm_sfence();
-}
-
+template <CopyStores kStores>
 __attribute__((target("avx2"), noinline)) void CopyAvx2(const float* src, float* dst,
                                                         uint64_t bytes) {
+  auto store = [](float* to, __m256 v) __attribute__((target("avx2"))) {
+    if constexpr (kStores == CopyStores::kStreaming)
+      _mm256_stream_ps(to, v);
+    else
+      _mm256_store_ps(to, v);
+  };
   for (uint64_t i = 0; i < bytes / sizeof(float); i += 32) {
     const __m256 a = _mm256_load_ps(src + i);
     const __m256 b = _mm256_load_ps(src + i + 8);
     const __m256 c = _mm256_load_ps(src + i + 16);
     const __m256 d = _mm256_load_ps(src + i + 24);
-    _mm256_store_ps(dst + i, a);
-    _mm256_store_ps(dst + i + 8, b);
-    _mm256_store_ps(dst + i + 16, c);
-    _mm256_store_ps(dst + i + 24, d);
+    store(dst + i, a);
+    store(dst + i + 8, b);
+    store(dst + i + 16, c);
+    store(dst + i + 24, d);
   }
+  if constexpr (kStores == CopyStores::kStreaming) _mm_sfence();
 }
 #endif
 
@@ -256,8 +242,10 @@ using CopyFn = void (*)(const float*, float*, uint64_t);
 CopyFn PickCopyKernel(CopyStores stores) {
   [[maybe_unused]] const bool streaming = stores == CopyStores::kStreaming;
 #if defined(__x86_64__)
-  if (__builtin_cpu_supports("avx512f")) return streaming ? &CopyStreamingAvx512 : &CopyAvx512;
-  if (__builtin_cpu_supports("avx2")) return streaming ? &CopyStreamingAvx2 : &CopyAvx2;
+  if (__builtin_cpu_supports("avx512f"))
+    return streaming ? &CopyAvx512<CopyStores::kStreaming> : &CopyAvx512<CopyStores::kCached>;
+  if (__builtin_cpu_supports("avx2"))
+    return streaming ? &CopyAvx2<CopyStores::kStreaming> : &CopyAvx2<CopyStores::kCached>;
 #endif
   return &CopyScalar;  // no portable streaming store: both are the ordinary copy
 }

@@ -84,14 +84,31 @@ TEST(Measurer, LargeFootprintIsTimedOnOneOperandSet) {
 // A transpose (no arithmetic, so bandwidth-bound) inside the caches is held against
 // the copy bandwidth at its own footprint (it reads what it writes): measured when the
 // calibration lacks it, else the calibration's.
-TEST(Measurer, ABandwidthBoundKernelIsHeldAgainstTheCopyBandwidthAtItsFootprint) {
+// A calibration of one 1 GiB cache level whose copy figure (0.001 GB/s) no copy is as
+// slow as, and no figures at any footprint.
+mtune::v1::Calibration OneSlowLevel() {
   mtune::v1::Calibration calibration;
   calibration.set_peak_gflops_f32(100);
   auto* cache = calibration.add_bandwidth();
   cache->set_level("L2");
   cache->set_capacity_bytes(uint64_t{1} << 30);
   cache->set_working_set_bytes(uint64_t{1} << 29);
-  cache->set_gbps(0.001);  // a level figure no copy is as slow as
+  cache->set_gbps(0.001);
+  return calibration;
+}
+
+// Figures of 12345 GB/s (copy and read) at the footprint of a 64 x 96 f32 transpose.
+void AddFiguresOfTranspose64x96(mtune::v1::Calibration& calibration) {
+  auto* at = calibration.add_at_footprint();
+  at->set_level("L2");
+  at->set_working_set_bytes(2 * 64 * 96 * 4);
+  at->set_capacity_bytes(2 * 64 * 96 * 4);
+  at->set_gbps(12345);
+  at->set_read_gbps(12345);
+}
+
+TEST(Measurer, ABandwidthBoundKernelIsHeldAgainstTheCopyBandwidthAtItsFootprint) {
+  mtune::v1::Calibration calibration = OneSlowLevel();
   Measurer measurer;
   const mtune::v1::Task task = TaskFor("transpose_2d:m=64,n=96:f32", {}, "copy_tiled");
   auto measured = measurer.Measure(task, calibration);
@@ -102,13 +119,8 @@ TEST(Measurer, ABandwidthBoundKernelIsHeldAgainstTheCopyBandwidthAtItsFootprint)
   const double now = absl::ToDoubleSeconds(absl::Now() - absl::UnixEpoch());
   EXPECT_NEAR(measured.footprint_bandwidth().measured_unix_s(), now, 60) << "figures measured now say so";
 
-  auto* at = calibration.add_at_footprint();
-  at->set_level("L2");
-  at->set_working_set_bytes(2 * 64 * 96 * 4);
-  at->set_capacity_bytes(2 * 64 * 96 * 4);
-  at->set_gbps(12345);
-  at->set_read_gbps(12345);
-  at->set_measured_unix_s(77);
+  AddFiguresOfTranspose64x96(calibration);
+  calibration.mutable_at_footprint(0)->set_measured_unix_s(77);
   auto known = measurer.Measure(task, calibration);
   ASSERT_EQ(known.status(), mtune::v1::RESULT_STATUS_OK) << known.error();
   EXPECT_NEAR(known.roofline_gbps(), 12345, 1e-6);
@@ -119,20 +131,9 @@ TEST(Measurer, ABandwidthBoundKernelIsHeldAgainstTheCopyBandwidthAtItsFootprint)
 // The overlapped worker hands the measuring half the figures it holds then, which
 // may differ from those it held when the candidate compiled (it drops stale ones).
 TEST(Measurer, TheMeasuringHalfUsesTheNewerCalibrationItIsGiven) {
-  mtune::v1::Calibration calibration;
-  calibration.set_peak_gflops_f32(100);
-  auto* cache = calibration.add_bandwidth();
-  cache->set_level("L2");
-  cache->set_capacity_bytes(uint64_t{1} << 30);
-  cache->set_working_set_bytes(uint64_t{1} << 29);
-  cache->set_gbps(0.001);
+  const mtune::v1::Calibration calibration = OneSlowLevel();
   mtune::v1::Calibration newer = calibration;
-  auto* at = newer.add_at_footprint();
-  at->set_level("L2");
-  at->set_working_set_bytes(2 * 64 * 96 * 4);
-  at->set_capacity_bytes(2 * 64 * 96 * 4);
-  at->set_gbps(12345);
-  at->set_read_gbps(12345);
+  AddFiguresOfTranspose64x96(newer);
   Measurer measurer;
   const mtune::v1::Task task = TaskFor("transpose_2d:m=64,n=96:f32", {}, "copy_tiled");
   ASSERT_EQ(measurer.Prepare(task, calibration), std::nullopt);
