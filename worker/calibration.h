@@ -75,8 +75,8 @@ class FmaLoop {
 
 // How a copy loop writes: ordinary stores (each line read for ownership, then kept in
 // the caches) or streaming ones (whole lines written past the caches). Beyond the last
-// cache streaming stores copy faster (1.35x at 64 MiB on the Zen 5 host); inside the
-// caches, slower.
+// cache streaming stores copy faster (at 64 MiB: 1.35x on the Zen 5 host, about 1.8x
+// on the znver4 one); inside the caches, slower.
 enum class CopyStores { kCached, kStreaming };
 
 // The copy loops copy bandwidth is measured with, for callers that time them
@@ -134,8 +134,8 @@ struct CopyGbps {
 };
 
 // Copy bandwidth of the calling thread at `working_set_bytes` (source + destination):
-// each kind of store timed over passes lasting at least `min_time_s` in all, the
-// median pass of each, the faster kind.
+// each kind of store timed over passes lasting at least `min_time_s` (and at least
+// `min_passes` of them), the median pass of each, the faster kind.
 CopyGbps MeasureCopyGbps(uint64_t working_set_bytes, double min_time_s, int min_passes);
 
 // Read bandwidth of the calling thread over `working_set_bytes` (ReadLoop), GB/s of
