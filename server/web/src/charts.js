@@ -111,7 +111,8 @@ export function updateRoofline(chart, detail, results) {
       const ridge = Math.min(top / b.gbps, xmax);
       datasets.push({
         mtuneKind: 'ceiling',
-        label: `${b.level} ${fixed(b.gbps, 1)} GB/s`,
+        // The copy is the faster of ordinary and streaming stores (worker/calibration.h).
+        label: `${b.level} ${fixed(b.gbps, 1)} GB/s${b.streaming_stores ? ' (streaming stores)' : ''}`,
         data: [{ x: xmin, y: xmin * b.gbps }, { x: ridge, y: ridge * b.gbps }],
         showLine: true, pointRadius: 0, pointHitRadius: 0, borderWidth: 1.5,
         borderColor: LEVEL_COLORS[b.level] ?? '#868e96', backgroundColor: LEVEL_COLORS[b.level] ?? '#868e96',
