@@ -235,6 +235,40 @@ std::string FormatWorkers(const mtune::v1::ListWorkersResponse& workers) {
   return out;
 }
 
+nlohmann::json WorkersToJson(const mtune::v1::ListWorkersResponse& workers) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& w : workers.workers()) {
+    const mtune::v1::Calibration& c = w.calibration();
+    nlohmann::json levels = nlohmann::json::array();
+    for (const auto& level : c.bandwidth())
+      levels.push_back({{"level", level.level()},
+                        {"gbps", level.gbps()},
+                        {"read_gbps", level.read_gbps()},
+                        {"streaming_stores", level.streaming_stores()},
+                        {"working_set_bytes", level.working_set_bytes()},
+                        {"capacity_bytes", level.capacity_bytes()}});
+    out.push_back({{"name", w.name()},
+                   {"cpu", w.cpu()},
+                   {"state", w.state()},
+                   {"current_task_id", w.current_task_id()},
+                   {"last_seen_s_ago", w.last_seen_s_ago()},
+                   {"tasks_done", w.tasks_done()},
+                   {"target",
+                    {{"id", w.target().id()},
+                     {"kind", w.target().kind()},
+                     {"triple", w.target().triple()},
+                     {"cpu", w.target().cpu()},
+                     {"features", w.target().features()}}},
+                   {"calibration",
+                    {{"peak_gflops_f32", c.peak_gflops_f32()},
+                     {"peak_gflops_bf16_dot", c.peak_gflops_bf16_dot()},
+                     {"peak_gflops_amx_bf16", c.peak_gflops_amx_bf16()},
+                     {"duration_s", c.duration_s()},
+                     {"bandwidth", levels}}}});
+  }
+  return out;
+}
+
 std::string FormatProgress(const mtune::v1::Job& job) {
   if (job.progress().empty()) return "";
   const int key_width = ProblemColumnWidth(job.progress(), 40);

@@ -64,4 +64,11 @@ std::string FormatConvergence(const mtune::v1::ConvergenceResponse& convergence,
 // A table of workers.
 std::string FormatWorkers(const mtune::v1::ListWorkersResponse& workers);
 
+// JSON of the workers (`mtune workers --json`): an array of {name, cpu, state,
+// current_task_id, last_seen_s_ago, tasks_done, target {id, kind, triple, cpu,
+// features}, calibration {peak_gflops_f32, peak_gflops_bf16_dot, peak_gflops_amx_bf16,
+// duration_s, bandwidth [{level, gbps, read_gbps, streaming_stores, working_set_bytes,
+// capacity_bytes}]}}.
+nlohmann::json WorkersToJson(const mtune::v1::ListWorkersResponse& workers);
+
 }  // namespace mtune::client

@@ -143,6 +143,41 @@ TEST(FormatWorkers, ShowsEachLevelsCopyAndReadBandwidth) {
                                    "ordinary ones)\n"));
 }
 
+TEST(WorkersToJson, GivesEachWorkersTargetAndCalibration) {
+  mtune::v1::ListWorkersResponse workers;
+  auto* w = workers.add_workers();
+  w->set_name("node1/cpu3");
+  w->set_cpu(3);
+  w->set_state("busy");
+  w->set_current_task_id(42);
+  w->set_tasks_done(7);
+  w->mutable_target()->set_id("cpu:x86_64-pc-linux-gnu:znver4");
+  w->mutable_target()->set_cpu("znver4");
+  w->mutable_calibration()->set_peak_gflops_f32(116.2);
+  auto* dram = w->mutable_calibration()->add_bandwidth();
+  dram->set_level("DRAM");
+  dram->set_gbps(34.3);
+  dram->set_read_gbps(22.1);
+  dram->set_streaming_stores(true);
+  const nlohmann::json json = WorkersToJson(workers);
+  ASSERT_EQ(json.size(), 1u);
+  EXPECT_EQ(json[0]["name"], "node1/cpu3");
+  EXPECT_EQ(json[0]["cpu"], 3);
+  EXPECT_EQ(json[0]["state"], "busy");
+  EXPECT_EQ(json[0]["current_task_id"], 42);
+  EXPECT_EQ(json[0]["tasks_done"], 7);
+  EXPECT_EQ(json[0]["target"]["id"], "cpu:x86_64-pc-linux-gnu:znver4");
+  EXPECT_EQ(json[0]["target"]["cpu"], "znver4");
+  EXPECT_DOUBLE_EQ(json[0]["calibration"]["peak_gflops_f32"], 116.2);
+  ASSERT_EQ(json[0]["calibration"]["bandwidth"].size(), 1u);
+  EXPECT_EQ(json[0]["calibration"]["bandwidth"][0]["level"], "DRAM");
+  EXPECT_DOUBLE_EQ(json[0]["calibration"]["bandwidth"][0]["gbps"], 34.3);
+  EXPECT_DOUBLE_EQ(json[0]["calibration"]["bandwidth"][0]["read_gbps"], 22.1);
+  EXPECT_EQ(json[0]["calibration"]["bandwidth"][0]["streaming_stores"], true);
+  EXPECT_TRUE(WorkersToJson({}).is_array());
+  EXPECT_TRUE(WorkersToJson({}).empty());
+}
+
 TEST(RooflineText, ABandwidthBoundResultNamesTheBandwidthThatBoundsIt) {
   mtune::v1::Result r;
   r.set_fraction_of_roofline(0.96);

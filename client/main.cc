@@ -317,6 +317,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   auto* workers = app.add_subcommand("workers", "list workers, their targets and calibration");
   add_coordinator(workers);
+  workers->add_flag("--json", json, "print JSON (name, state, target, calibration per worker)");
 
   // local commands
   auto* families = app.add_subcommand("families", "list op families and their key grammar");
@@ -669,7 +670,10 @@ int main(int argc, char** argv) {
     if (auto s = FromGrpc((*stub)->ListWorkers(&context, mtune::v1::ListWorkersRequest(), &response));
         !s.ok())
       return Fail(s);
-    printf("%s", mtune::client::FormatWorkers(response).c_str());
+    if (json)
+      printf("%s\n", mtune::client::WorkersToJson(response).dump(2).c_str());
+    else
+      printf("%s", mtune::client::FormatWorkers(response).c_str());
     return 0;
   }
   return 0;

@@ -147,6 +147,22 @@ TEST_F(Cluster, TunesWithTwoWorkersSurvivesAKilledWorkerAndExports) {
   StartWorker("w0", 0);
   StartWorker("w1", 1);
   WaitForWorkers(2);
+
+  // Scripts read the workers as JSON: both, with their calibrated ceilings.
+  std::string listed;
+  ASSERT_EQ(RunCommand(std::string(MTUNE_CLI_BIN) + " workers --json --coordinator " + address_, &listed), 0)
+      << listed;
+  const nlohmann::json workers_json = nlohmann::json::parse(listed, nullptr, false);
+  ASSERT_TRUE(workers_json.is_array()) << listed;
+  std::set<std::string> names;
+  for (const nlohmann::json& w : workers_json) {
+    names.insert(w["name"].get<std::string>());
+    EXPECT_GT(w["calibration"]["peak_gflops_f32"].get<double>(), 0) << w.dump();
+    ASSERT_FALSE(w["calibration"]["bandwidth"].empty()) << w.dump();
+    EXPECT_GT(w["calibration"]["bandwidth"][0]["gbps"].get<double>(), 0) << w.dump();
+    EXPECT_FALSE(w["target"]["id"].get<std::string>().empty()) << w.dump();
+  }
+  EXPECT_EQ(names, (std::set<std::string>{"w0", "w1"}));
   mtune::v1::Job job;
   ASSERT_TRUE(Submit(Spec(16), &job).ok());
   ASSERT_EQ(job.trials_total(), 16u);
