@@ -788,13 +788,20 @@ TEST(KnobSpace, Conv2dStartPointTriesSixteenWideFilterTiles) {
   };
   std::vector<KnobValues> deep =
       starts_for("conv_2d_nhwc_hwcf:n=1,h=9,w=9,c=512,kh=3,kw=3,f=512,sh=1,sw=1,dh=1,dw=1:f32");
-  ASSERT_EQ(deep.size(), 2u);
+  ASSERT_EQ(deep.size(), 3u);
   EXPECT_EQ(deep[0].at("tile_f"), "32");
   EXPECT_EQ(deep[1].at("tile_f"), "16");
   EXPECT_EQ(deep[1].at("tile_ow"), deep[0].at("tile_ow"));
   EXPECT_EQ(deep[1].at("f_main"), "512");
+  EXPECT_EQ(deep[1].at("tile_c1"), deep[0].at("tile_c1"));
+  // The second: 64 channels per reduction chunk too.
+  EXPECT_EQ(deep[2].at("tile_f"), "16");
+  EXPECT_EQ(deep[2].at("tile_c1"), "64");
   EXPECT_EQ(starts_for("conv_2d_nhwc_hwcf:n=1,h=10,w=10,c=8,kh=3,kw=3,f=48,sh=1,sw=1,dh=1,dw=1:f32").size(),
             1u);
+  // 32 channels: no 64-channel chunk, so the second point is the first.
+  EXPECT_EQ(starts_for("conv_2d_nhwc_hwcf:n=1,h=36,w=36,c=32,kh=3,kw=3,f=32,sh=1,sw=1,dh=2,dw=2:f32").size(),
+            2u);
 }
 
 // reduce_tiled's start point: one row at a time, after the family's default rows.

@@ -29,8 +29,14 @@ module attributes {transform.with_named_sequence} {
   // oneDNN; `mtune-bench-families --trials 0 --variant tile_f=16`), while a 12-trial
   // search of the 3472-candidate 9x9x512 space had missed it (70 GFLOP/s). The
   // default stays 32, measured best on the Intel host of sessions 15-31.
+  // Second start point (session 38): the same with 64 channels per reduction chunk.
+  // 9x9x512, 7 rounds side by side (`--trials 0 --variant "tile_f=16 tile_c1=N"`):
+  // c1 = 16 / 32 / 64 / 128 ran 101.2 / 108.3 / 109.2 / 106.2 GFLOP/s (oneDNN 102.8);
+  // two 12-trial suite runs had kept c1 = 16 and read 0.86 and 0.73 of the peak.
+  // 16x16x256 and 58x58x64 ran 0.99x-1.01x either way; where C has no 64-channel
+  // chunk the point is the first one and is not proposed twice.
   transform.named_sequence @__transform_main(%root: !transform.any_op {transform.consumed})
-      attributes {mtune.start_points = [{tile_f = 16 : i64}]} {
+      attributes {mtune.start_points = [{tile_f = 16 : i64}, {tile_f = 16 : i64, tile_c1 = 64 : i64}]} {
     %conv = transform.structured.match ops{["linalg.conv_2d_nhwc_hwcf"]} in %root : (!transform.any_op) -> !transform.any_op
 
     // tile_ow may also be any divisor of the output width up to 16, so that a row is
