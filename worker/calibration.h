@@ -12,7 +12,8 @@
 
 namespace mtune::worker {
 
-// Knobs of one calibration run; the defaults take about 1.5-2 s.
+// Knobs of one calibration run; the defaults took 2.95 s on the znver4 host (session
+// 38, `mtune workers --json` duration_s, twice), each level timing two copies and a read.
 struct CalibrationOptions {
   // Wall time spent on the FMA peak, split into `fma_repetitions` runs; the best counts.
   double fma_time_s = 0.3;
