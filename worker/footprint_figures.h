@@ -20,6 +20,10 @@ namespace mtune::worker {
 // again costs about 0.3 s of the measuring core, so once a minute is under 1% of it.
 inline constexpr double kDefaultFootprintFiguresMaxAgeS = 60;
 
+// The clock figures are stamped with (BandwidthLevel.measured_unix_s): Unix seconds,
+// comparable across the worker and its sandbox processes.
+double UnixNowS();
+
 class FootprintFigures {
  public:
   // `max_age_s` <= 0: figures never grow stale (timed once per footprint).

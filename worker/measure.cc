@@ -9,6 +9,7 @@
 #include "strategies/problem.h"
 #include "worker/calibration.h"
 #include "worker/fault_injection.h"
+#include "worker/footprint_figures.h"
 #include "worker/jit_kernel.h"
 #include "worker/roofline.h"
 
@@ -21,10 +22,6 @@ using mtune::v1::Result;
 // Copying timed to measure the bandwidth at a problem's footprint, where the worker
 // does not hold fresh figures for it (the calibration's own per level is 0.15 s).
 constexpr double kFootprintCopyTimeS = 0.1;
-
-double UnixNow() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
 
 double Since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
@@ -174,7 +171,7 @@ Result Measurer::MeasurePrepared(const std::string& test_inject_fault,
       at.set_gbps(copy.gbps);
       at.set_streaming_stores(copy.streaming_stores);
       at.set_read_gbps(MeasureReadGbps(footprint, kFootprintCopyTimeS, 3));
-      at.set_measured_unix_s(UnixNow());
+      at.set_measured_unix_s(UnixNowS());
     }
     if (at.gbps() > 0) {
       roof = WithBandwidth(roof, StreamGbps(at.gbps(), at.read_gbps(), problem), for_type.peak_gflops_f32(),

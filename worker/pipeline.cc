@@ -44,10 +44,8 @@ Pipeline::~Pipeline() = default;
 
 mtune::v1::Calibration Pipeline::CurrentCalibration() const {
   mtune::v1::Calibration calibration = calibration_;
-  const double now_unix_s = std::chrono::duration<double>(
-      std::chrono::system_clock::now().time_since_epoch()).count();
   std::lock_guard lock(footprint_mu_);
-  footprint_figures_.AddFreshTo(calibration, now_unix_s);
+  footprint_figures_.AddFreshTo(calibration, UnixNowS());
   return calibration;
 }
 
