@@ -75,11 +75,49 @@ constexpr const char* kImplementations[] = {"mtune", "onednn", "eigen", kHandWri
 // the median (start-up calibration figures would set a moment of the VM's wandering
 // clock against medians taken later).
 constexpr const char* kPeak = "peak";
-constexpr const char* kCopy = "copy";
-// The same copy with streaming stores: the copy yardstick of a round is the faster of
-// the two (worker/calibration.h CopyStores), as a kernel may use either.
-constexpr const char* kCopyStreaming = "copy_streaming";
-constexpr const char* kRead = "read";
+// The copy and read yardsticks of a round are the fastest of the loops the worker's
+// ceilings are (worker/calibration.h kCopyVariants, kReadStreams), as a kernel may
+// store either way and walk several rows at once: "copy", "copy_x4", "copy_streaming",
+// "copy_streaming_x8"; "read", "read_x4".
+std::string CopyLoopName(const worker::CopyVariant& variant) {
+  const int streams = static_cast<int>(variant.streams);
+  return absl::StrCat(variant.stores == worker::CopyStores::kStreaming ? "copy_streaming" : "copy",
+                      streams > 1 ? absl::StrCat("_x", streams) : "");
+}
+std::string ReadLoopName(worker::Streams streams) {
+  const int count = static_cast<int>(streams);
+  return absl::StrCat("read", count > 1 ? absl::StrCat("_x", count) : "");
+}
+// The loop a timed name stands for; null for any other name.
+const worker::CopyVariant* CopyVariantNamed(const std::string& name) {
+  for (const worker::CopyVariant& variant : worker::kCopyVariants)
+    if (CopyLoopName(variant) == name) return &variant;
+  return nullptr;
+}
+const worker::Streams* ReadStreamsNamed(const std::string& name) {
+  for (const worker::Streams& streams : worker::kReadStreams)
+    if (ReadLoopName(streams) == name) return &streams;
+  return nullptr;
+}
+
+// Folds one yardstick loop's per-round times into each round's fastest of its kind
+// (GB/s, from the bytes one run moves), noting which loop that was.
+void KeepFastestByRound(const std::string& name, double bytes, const std::map<int, double>& by_round_s,
+                        std::map<int, double>& fastest_gbps, std::map<int, std::string>& winner) {
+  for (const auto& [round, seconds] : by_round_s) {
+    const double gbps = bytes / seconds / 1e9;
+    if (double& best = fastest_gbps[round]; gbps > best) {
+      best = gbps;
+      winner[round] = name;
+    }
+  }
+}
+
+double MedianOfValues(const std::map<int, double>& by_round) {
+  std::vector<double> values;
+  for (const auto& [round, value] : by_round) values.push_back(value);
+  return Median(values);
+}
 constexpr int kRepetitionsPerRound = 3;
 
 // What happened to one implementation of one problem before timing.
@@ -105,24 +143,24 @@ struct ProblemReport {
   worker::RooflinePoint roof;
   // Copy bandwidth at exactly this footprint, timed in its rounds (bandwidth-bound
   // families only): the level's calibrated figure comes from a working set of half
-  // the level, which can be far from the problem's. Each round's is the faster of
-  // the copy with ordinary and the one with streaming stores.
+  // the level, which can be far from the problem's. Each round's is the fastest of
+  // the copy loops (CopyLoopName); the median over rounds.
   double copy_gbps_at_footprint = 0;
-  int copy_streaming_rounds = 0;  // rounds whose faster copy had streaming stores
-  // And a loop that only reads the footprint, timed the same way: with the copy it
-  // gives the stream bandwidth of the row's own reads and writes (worker/roofline.h
+  // And loops that only read the footprint, timed the same way: with the copy they
+  // give the stream bandwidth of the row's own reads and writes (worker/roofline.h
   // StreamGbps), which a reduction (reads only, nearly) is held against.
   double read_gbps_at_footprint = 0;
+  // How many rounds each copy and read loop was the fastest of its kind in.
+  std::map<std::string, int> copy_loop_wins, read_loop_wins;
   // Compute-bound rows: the peak timed in this row's rounds, GFLOP/s (0: not timed),
   // of `peak_loop`: "fma_f32" (the FMA loop), or for bf16 rows the fastest bf16 loop
   // the CPU has, "amx_bf16" (AMX tiles) or "bf16_dot" (AVX512-BF16 dot products), as
   // worker/roofline.h PeakGflopsFor holds bf16 problems against.
   double peak_gflops = 0;
   std::string peak_loop = "fma_f32";
-  // Per-round medians of the yardstick loops (seconds), for ratios paired by round.
-  std::map<int, double> peak_by_round_s, copy_by_round_s, read_by_round_s;
-  double copy_bytes = 0;  // what one run of the copy loop moves
-  double read_bytes = 0;  // what one run of the read loop reads
+  // Per-round medians of the FMA loop (seconds), and each round's fastest copy and
+  // read (GB/s), for ratios paired by round.
+  std::map<int, double> peak_by_round_s, copy_gbps_by_round, read_gbps_by_round;
 };
 
 // One copy of a problem's operands at its own addresses, and what is bound to it.
@@ -139,9 +177,9 @@ struct OperandSet {
   // The libraries' outputs and kernels, bound to this set's inputs.
   std::map<std::string, std::unique_ptr<worker::TypedBuffer>> outputs;
   std::map<std::string, std::unique_ptr<FamilyKernel>> baselines;
-  std::unique_ptr<worker::CopyLoop> copy_loop;  // bandwidth-bound rows
-  std::unique_ptr<worker::CopyLoop> copy_streaming_loop;  // bandwidth-bound rows
-  std::unique_ptr<worker::ReadLoop> read_loop;  // bandwidth-bound rows
+  // Bandwidth-bound rows' yardstick loops, by name (CopyLoopName, ReadLoopName).
+  std::map<std::string, std::unique_ptr<worker::CopyLoop>> copy_loops;
+  std::map<std::string, std::unique_ptr<worker::ReadLoop>> read_loops;
 };
 
 // Everything the timing loops of one problem touch.
@@ -383,9 +421,8 @@ std::vector<std::string> ImplementationNames(const ProblemReport& r) {
 std::vector<std::string> TimedNames(const ProblemReport& r) {
   std::vector<std::string> names = ImplementationNames(r);
   if (BandwidthBound(r.problem.family)) {
-    names.push_back(kCopy);
-    names.push_back(kCopyStreaming);
-    names.push_back(kRead);
+    for (const worker::CopyVariant& variant : worker::kCopyVariants) names.push_back(CopyLoopName(variant));
+    for (const worker::Streams streams : worker::kReadStreams) names.push_back(ReadLoopName(streams));
     if (HasFmaComputeRoof(r.problem.family)) names.push_back(kPeak);
   } else {
     names.push_back(kPeak);
@@ -428,20 +465,18 @@ void TimeProblem(const Flags& flags, ProblemReport& report, Fixture& fx) {
         registered = benchmark::RegisterBenchmark(name.c_str(), [loop, flops](benchmark::State& state) {
           for (auto _ : state) loop->Run(flops);
         });
-      } else if (impl == kCopy || impl == kCopyStreaming) {
-        const bool streaming = impl == kCopyStreaming;
-        std::unique_ptr<worker::CopyLoop>& owned = streaming ? set.copy_streaming_loop : set.copy_loop;
+      } else if (const worker::CopyVariant* copy = CopyVariantNamed(impl)) {
+        std::unique_ptr<worker::CopyLoop>& owned = set.copy_loops[impl];
         if (!owned)
-          owned = std::make_unique<worker::CopyLoop>(
-              report.problem.FootprintBytes(),
-              streaming ? worker::CopyStores::kStreaming : worker::CopyStores::kCached);
+          owned = std::make_unique<worker::CopyLoop>(report.problem.FootprintBytes(), copy->stores, copy->streams);
         worker::CopyLoop* loop = owned.get();
         registered = benchmark::RegisterBenchmark(name.c_str(), [loop](benchmark::State& state) {
           for (auto _ : state) loop->Run();
         });
-      } else if (impl == kRead) {
-        if (!set.read_loop) set.read_loop = std::make_unique<worker::ReadLoop>(report.problem.FootprintBytes());
-        worker::ReadLoop* loop = set.read_loop.get();
+      } else if (const worker::Streams* streams = ReadStreamsNamed(impl)) {
+        std::unique_ptr<worker::ReadLoop>& owned = set.read_loops[impl];
+        if (!owned) owned = std::make_unique<worker::ReadLoop>(report.problem.FootprintBytes(), *streams);
+        worker::ReadLoop* loop = owned.get();
         registered = benchmark::RegisterBenchmark(name.c_str(), [loop](benchmark::State& state) {
           for (auto _ : state) loop->Run();
         });
@@ -480,7 +515,7 @@ void TimeProblem(const Flags& flags, ProblemReport& report, Fixture& fx) {
   CollectingReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
   benchmark::ClearRegisteredBenchmarks();
-  std::map<int, double> copy_streaming_by_round_s;
+  std::map<int, std::string> copy_winner, read_winner;  // each round's fastest loop
   for (const std::string& impl : TimedNames(report)) {
     std::vector<double> round_medians_s;
     std::map<int, double> by_round_s;
@@ -499,36 +534,24 @@ void TimeProblem(const Flags& flags, ProblemReport& report, Fixture& fx) {
       report.peak_by_round_s = std::move(by_round_s);
       continue;
     }
-    if (impl == kCopy) {
-      report.copy_bytes = fx.sets[0].copy_loop->bytes();
-      report.copy_by_round_s = std::move(by_round_s);
+    if (CopyVariantNamed(impl)) {
+      KeepFastestByRound(impl, fx.sets[0].copy_loops.at(impl)->bytes(), by_round_s, report.copy_gbps_by_round,
+                         copy_winner);
       continue;
     }
-    if (impl == kCopyStreaming) {
-      copy_streaming_by_round_s = std::move(by_round_s);
-      continue;
-    }
-    if (impl == kRead) {
-      report.read_bytes = fx.sets[0].read_loop->bytes();
-      report.read_gbps_at_footprint = report.read_bytes / Median(round_medians_s) / 1e9;
-      report.read_by_round_s = std::move(by_round_s);
+    if (ReadStreamsNamed(impl)) {
+      KeepFastestByRound(impl, fx.sets[0].read_loops.at(impl)->bytes(), by_round_s, report.read_gbps_by_round,
+                         read_winner);
       continue;
     }
     ImplState& state = report.impls[impl];
     state.median_s = Median(round_medians_s);
     state.by_round_s = std::move(by_round_s);
   }
-  // Both copies move the same bytes: each round's yardstick is the faster.
-  std::vector<double> copy_s;
-  for (auto& [round, seconds] : report.copy_by_round_s) {
-    auto streaming = copy_streaming_by_round_s.find(round);
-    if (streaming != copy_streaming_by_round_s.end() && streaming->second < seconds) {
-      seconds = streaming->second;
-      ++report.copy_streaming_rounds;
-    }
-    copy_s.push_back(seconds);
-  }
-  if (!copy_s.empty()) report.copy_gbps_at_footprint = report.copy_bytes / Median(copy_s) / 1e9;
+  for (const auto& [round, name] : copy_winner) ++report.copy_loop_wins[name];
+  for (const auto& [round, name] : read_winner) ++report.read_loop_wins[name];
+  report.copy_gbps_at_footprint = MedianOfValues(report.copy_gbps_by_round);
+  report.read_gbps_at_footprint = MedianOfValues(report.read_gbps_by_round);
 }
 
 const std::map<int, double>& RoundsOf(const ProblemReport& r, const std::string& impl) {
@@ -549,12 +572,16 @@ double FractionOfPeak(const ProblemReport& r, const std::string& impl) {
   return PairedSpeedup(RoundsOf(r, impl), r.peak_by_round_s);
 }
 
-// mtune's GB/s of compulsory bytes over the copy loop's GB/s at the row's footprint,
-// paired by round.
+// mtune's GB/s of compulsory bytes over the fastest copy's GB/s at the row's
+// footprint, paired by round.
 double MtuneOverCopy(const ProblemReport& r) {
-  if (r.copy_bytes <= 0) return 0;
-  return PairedSpeedup(RoundsOf(r, "mtune"), r.copy_by_round_s) * r.problem.CompulsoryBytes() /
-         r.copy_bytes;
+  std::vector<double> ratios;
+  for (const auto& [round, mtune_s] : RoundsOf(r, "mtune")) {
+    auto copy = r.copy_gbps_by_round.find(round);
+    if (copy != r.copy_gbps_by_round.end() && mtune_s > 0)
+      ratios.push_back(r.problem.CompulsoryBytes() / mtune_s / 1e9 / copy->second);
+  }
+  return ratios.empty() ? 0.0 : Median(ratios);
 }
 
 // mtune's GB/s over the stream bandwidth of the row's reads and writes at its
@@ -564,15 +591,14 @@ double MtuneOverCopy(const ProblemReport& r) {
 // loop was not timed; equal to MtuneOverCopy for a row that reads what it writes
 // (copy, transpose).
 double MtuneOverStream(const ProblemReport& r) {
-  if (r.copy_bytes <= 0 || r.read_bytes <= 0) return MtuneOverCopy(r);
+  if (r.read_gbps_by_round.empty()) return MtuneOverCopy(r);
   std::vector<double> ratios;
   for (const auto& [round, mtune_s] : RoundsOf(r, "mtune")) {
-    auto copy = r.copy_by_round_s.find(round);
-    auto reading = r.read_by_round_s.find(round);
-    if (copy == r.copy_by_round_s.end() || reading == r.read_by_round_s.end() || !(mtune_s > 0))
+    auto copy = r.copy_gbps_by_round.find(round);
+    auto reading = r.read_gbps_by_round.find(round);
+    if (copy == r.copy_gbps_by_round.end() || reading == r.read_gbps_by_round.end() || !(mtune_s > 0))
       continue;
-    const double stream_gbps = worker::StreamGbps(r.copy_bytes / copy->second / 1e9,
-                                                  r.read_bytes / reading->second / 1e9, r.problem);
+    const double stream_gbps = worker::StreamGbps(copy->second, reading->second, r.problem);
     auto fma = r.peak_by_round_s.find(round);
     const double roof_gbps =
         bench::RoofGbps(r.problem, stream_gbps, fma == r.peak_by_round_s.end() ? 0 : fma->second);
@@ -829,9 +855,17 @@ absl::Status WriteJson(const Flags& flags, const std::vector<ProblemReport>& rep
     }
     if (r.copy_gbps_at_footprint > 0) {
       row["copy_gbps_at_footprint"] = r.copy_gbps_at_footprint;
-      row["copy_streaming_rounds"] = r.copy_streaming_rounds;
+      row["copy_loop_wins"] = r.copy_loop_wins;
+      // Kept from session 38's JSON: rounds whose fastest copy had streaming stores.
+      int streaming_rounds = 0;
+      for (const auto& [name, wins] : r.copy_loop_wins)
+        if (name.starts_with("copy_streaming")) streaming_rounds += wins;
+      row["copy_streaming_rounds"] = streaming_rounds;
     }
-    if (r.read_gbps_at_footprint > 0) row["read_gbps_at_footprint"] = r.read_gbps_at_footprint;
+    if (r.read_gbps_at_footprint > 0) {
+      row["read_gbps_at_footprint"] = r.read_gbps_at_footprint;
+      row["read_loop_wins"] = r.read_loop_wins;
+    }
     if (r.peak_gflops > 0) {
       row["peak_gflops"] = r.peak_gflops;
       row["peak_loop"] = r.peak_loop;

@@ -203,6 +203,19 @@ TEST(BenchFamilies, TinyRunVerifiesEveryBaselineAndPrintsTheTable) {
     if (BandwidthBound(row["family"])) {
       EXPECT_GT(row.value("copy_gbps_at_footprint", 0.0), 0.0);
       EXPECT_GT(row.value("read_gbps_at_footprint", 0.0), 0.0);
+      // Each round's yardstick is the fastest of the worker's copy and read loops, and
+      // which one that was is counted: once per round.
+      int copy_rounds = 0, read_rounds = 0;
+      for (const auto& [name, wins] : row["copy_loop_wins"].items()) {
+        EXPECT_THAT(name, ::testing::AnyOf("copy", "copy_x4", "copy_streaming", "copy_streaming_x8"));
+        copy_rounds += wins.get<int>();
+      }
+      for (const auto& [name, wins] : row["read_loop_wins"].items()) {
+        EXPECT_THAT(name, ::testing::AnyOf("read", "read_x4"));
+        read_rounds += wins.get<int>();
+      }
+      EXPECT_EQ(copy_rounds, root["rounds"].get<int>()) << row.dump();
+      EXPECT_EQ(read_rounds, root["rounds"].get<int>()) << row.dump();
     }
     // Compute-bound rows are set against the peak timed in their own rounds: the FMA
     // loop's, or for bf16 rows the fastest bf16 loop of the CPU (AMX, AVX512-BF16);

@@ -222,15 +222,22 @@ std::string FormatWorkers(const mtune::v1::ListWorkersResponse& workers) {
     // The memory ceilings of its rooflines, per level: copy, and read where measured.
     if (w.calibration().bandwidth().empty()) continue;
     out += "    GB/s copy / read:";
-    bool streaming = false;
+    bool streaming = false, several_streams = false;
+    // " x8" where the fastest loop walked 8 streams side by side (0: not recorded, 1: one).
+    auto streams = [&several_streams](uint32_t count) {
+      several_streams |= count > 1;
+      return count > 1 ? absl::StrCat("x", count) : std::string();
+    };
     for (const auto& level : w.calibration().bandwidth()) {
-      absl::StrAppendFormat(&out, "  %s %.1f%s", level.level(), level.gbps(),
-                            level.streaming_stores() ? "*" : "");
-      if (level.read_gbps() > 0) absl::StrAppendFormat(&out, " / %.1f", level.read_gbps());
+      absl::StrAppendFormat(&out, "  %s %.1f%s%s", level.level(), level.gbps(),
+                            level.streaming_stores() ? "*" : "", streams(level.copy_streams()));
+      if (level.read_gbps() > 0)
+        absl::StrAppendFormat(&out, " / %.1f%s", level.read_gbps(), streams(level.read_streams()));
       streaming |= level.streaming_stores();
     }
     out += "\n";
     if (streaming) out += "    (* copied faster with streaming stores than with ordinary ones)\n";
+    if (several_streams) out += "    (xN: faster over N streams side by side than over one)\n";
   }
   return out;
 }
@@ -245,6 +252,8 @@ nlohmann::json WorkersToJson(const mtune::v1::ListWorkersResponse& workers) {
                         {"gbps", level.gbps()},
                         {"read_gbps", level.read_gbps()},
                         {"streaming_stores", level.streaming_stores()},
+                        {"copy_streams", level.copy_streams()},
+                        {"read_streams", level.read_streams()},
                         {"working_set_bytes", level.working_set_bytes()},
                         {"capacity_bytes", level.capacity_bytes()}});
     out.push_back({{"name", w.name()},

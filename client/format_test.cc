@@ -137,10 +137,20 @@ TEST(FormatWorkers, ShowsEachLevelsCopyAndReadBandwidth) {
   EXPECT_THAT(FormatWorkers(workers), ::testing::HasSubstr("    GB/s copy / read:  L2 103.4 / 188.1  DRAM 14.5\n"));
   EXPECT_THAT(FormatWorkers(workers), ::testing::Not(::testing::HasSubstr("streaming")));
 
+  EXPECT_THAT(FormatWorkers(workers), ::testing::Not(::testing::HasSubstr("streams")));
+
   dram->set_streaming_stores(true);
   EXPECT_THAT(FormatWorkers(workers),
               ::testing::HasSubstr("  DRAM 14.5*\n    (* copied faster with streaming stores than with "
                                    "ordinary ones)\n"));
+
+  l2->set_copy_streams(1);
+  l2->set_read_streams(4);
+  dram->set_copy_streams(8);
+  EXPECT_THAT(FormatWorkers(workers),
+              ::testing::HasSubstr("  L2 103.4 / 188.1x4  DRAM 14.5*x8\n"
+                                   "    (* copied faster with streaming stores than with ordinary ones)\n"
+                                   "    (xN: faster over N streams side by side than over one)\n"));
 }
 
 TEST(WorkersToJson, GivesEachWorkersTargetAndCalibration) {
@@ -159,6 +169,8 @@ TEST(WorkersToJson, GivesEachWorkersTargetAndCalibration) {
   dram->set_gbps(34.3);
   dram->set_read_gbps(22.1);
   dram->set_streaming_stores(true);
+  dram->set_copy_streams(8);
+  dram->set_read_streams(4);
   const nlohmann::json json = WorkersToJson(workers);
   ASSERT_EQ(json.size(), 1u);
   EXPECT_EQ(json[0]["name"], "node1/cpu3");
@@ -174,6 +186,8 @@ TEST(WorkersToJson, GivesEachWorkersTargetAndCalibration) {
   EXPECT_DOUBLE_EQ(json[0]["calibration"]["bandwidth"][0]["gbps"], 34.3);
   EXPECT_DOUBLE_EQ(json[0]["calibration"]["bandwidth"][0]["read_gbps"], 22.1);
   EXPECT_EQ(json[0]["calibration"]["bandwidth"][0]["streaming_stores"], true);
+  EXPECT_EQ(json[0]["calibration"]["bandwidth"][0]["copy_streams"], 8);
+  EXPECT_EQ(json[0]["calibration"]["bandwidth"][0]["read_streams"], 4);
   EXPECT_TRUE(WorkersToJson({}).is_array());
   EXPECT_TRUE(WorkersToJson({}).empty());
 }

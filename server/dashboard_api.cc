@@ -128,6 +128,9 @@ json CalibrationJson(const mtune::v1::Calibration& calibration) {
     // A worker older than session 27 measured copies only.
     if (level.read_gbps() > 0) entry["read_gbps"] = level.read_gbps();
     entry["streaming_stores"] = level.streaming_stores();
+    // Over how many streams the fastest copy and read ran (0: a worker before session 39).
+    entry["copy_streams"] = level.copy_streams();
+    entry["read_streams"] = level.read_streams();
     levels.push_back(std::move(entry));
   }
   json out = {{"peak_gflops_f32", calibration.peak_gflops_f32()},

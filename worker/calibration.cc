@@ -114,99 +114,131 @@ FmaKernel PickFmaKernel() {
 }
 
 // ---------------------------------------------------------------------------
-// Copy bandwidth. Explicit vector loads, and ordinary or streaming (non-temporal)
-// stores, each timed on its own: memcpy is avoided because glibc picks between them
-// by size. Generated kernels may use either (copy_tiled's nt_stores), so the copy
-// ceiling is the faster of the two (MeasureCopyGbps).
+// Copy and read bandwidth. Explicit vector loads, and ordinary or streaming
+// (non-temporal) stores, each timed on its own: memcpy is avoided because glibc picks
+// between them by size. Generated kernels may use either store (copy_tiled's
+// nt_stores) and may walk several rows at once, so a ceiling is the fastest of a few
+// loops (kCopyVariants, kReadStreams). A loop over S streams splits its buffer into S
+// equal parts (`part_bytes` each) and takes one block of each in turn.
 // ---------------------------------------------------------------------------
 
-// Every copy length is a multiple of this (4 zmm registers).
+// Every copy length is a multiple of this per stream (4 zmm registers).
 constexpr uint64_t kCopyBlock = 256;
+// Every read length is a multiple of this per stream (8 zmm registers).
+constexpr uint64_t kReadBlock = 512;
+
+using CopyFn = void (*)(const float* src, float* dst, uint64_t part_bytes);
+using ReadFn = float (*)(const float* src, uint64_t part_bytes);
 
 #if defined(__x86_64__)
 // Streaming stores write whole lines without reading them for ownership first, and
 // past the caches; the fence orders them before whatever follows the copy.
-template <CopyStores kStores>
+template <CopyStores kStores, int kStreams>
 __attribute__((target("avx512f"), noinline)) void CopyAvx512(const float* src, float* dst,
-                                                             uint64_t bytes) {
+                                                             uint64_t part_bytes) {
   auto store = [](float* to, __m512 v) __attribute__((target("avx512f"))) {
     if constexpr (kStores == CopyStores::kStreaming)
       _mm512_stream_ps(to, v);
     else
       _mm512_store_ps(to, v);
   };
-  for (uint64_t i = 0; i < bytes / sizeof(float); i += 64) {
-    const __m512 a = _mm512_load_ps(src + i);
-    const __m512 b = _mm512_load_ps(src + i + 16);
-    const __m512 c = _mm512_load_ps(src + i + 32);
-    const __m512 d = _mm512_load_ps(src + i + 48);
-    store(dst + i, a);
-    store(dst + i + 16, b);
-    store(dst + i + 32, c);
-    store(dst + i + 48, d);
+  const uint64_t part = part_bytes / sizeof(float);
+  for (uint64_t i = 0; i < part; i += 64) {
+    for (int k = 0; k < kStreams; ++k) {
+      const float* from = src + k * part + i;
+      float* to = dst + k * part + i;
+      const __m512 a = _mm512_load_ps(from);
+      const __m512 b = _mm512_load_ps(from + 16);
+      const __m512 c = _mm512_load_ps(from + 32);
+      const __m512 d = _mm512_load_ps(from + 48);
+      store(to, a);
+      store(to + 16, b);
+      store(to + 32, c);
+      store(to + 48, d);
+    }
   }
   if constexpr (kStores == CopyStores::kStreaming) _mm_sfence();
 }
 
-template <CopyStores kStores>
+template <CopyStores kStores, int kStreams>
 __attribute__((target("avx2"), noinline)) void CopyAvx2(const float* src, float* dst,
-                                                        uint64_t bytes) {
+                                                        uint64_t part_bytes) {
   auto store = [](float* to, __m256 v) __attribute__((target("avx2"))) {
     if constexpr (kStores == CopyStores::kStreaming)
       _mm256_stream_ps(to, v);
     else
       _mm256_store_ps(to, v);
   };
-  for (uint64_t i = 0; i < bytes / sizeof(float); i += 32) {
-    const __m256 a = _mm256_load_ps(src + i);
-    const __m256 b = _mm256_load_ps(src + i + 8);
-    const __m256 c = _mm256_load_ps(src + i + 16);
-    const __m256 d = _mm256_load_ps(src + i + 24);
-    store(dst + i, a);
-    store(dst + i + 8, b);
-    store(dst + i + 16, c);
-    store(dst + i + 24, d);
+  const uint64_t part = part_bytes / sizeof(float);
+  for (uint64_t i = 0; i < part; i += 32) {
+    for (int k = 0; k < kStreams; ++k) {
+      const float* from = src + k * part + i;
+      float* to = dst + k * part + i;
+      const __m256 a = _mm256_load_ps(from);
+      const __m256 b = _mm256_load_ps(from + 8);
+      const __m256 c = _mm256_load_ps(from + 16);
+      const __m256 d = _mm256_load_ps(from + 24);
+      store(to, a);
+      store(to + 8, b);
+      store(to + 16, c);
+      store(to + 24, d);
+    }
   }
   if constexpr (kStores == CopyStores::kStreaming) _mm_sfence();
 }
 #endif
 
-__attribute__((noinline)) void CopyScalar(const float* src, float* dst, uint64_t bytes) {
-  for (uint64_t i = 0; i < bytes / sizeof(float); ++i) dst[i] = src[i];
+template <int kStreams>
+__attribute__((noinline)) void CopyScalar(const float* src, float* dst, uint64_t part_bytes) {
+  const uint64_t part = part_bytes / sizeof(float);
+  for (uint64_t i = 0; i < part; ++i)
+    for (int k = 0; k < kStreams; ++k) dst[k * part + i] = src[k * part + i];
 }
 
 // Reading: eight independent accumulators, enough to keep two loads a cycle going
-// past the adds' latency, so the loop is bounded by the loads. Named one by one: an
-// array of them stayed in memory (GCC -O2 did not unroll the loop over it).
+// past the adds' latency, so the loop is bounded by the loads; with S streams each
+// step reads 8 / S registers of each part. Named one by one: an array of them stayed
+// in memory (GCC -O2 did not unroll the loop over it).
 #if defined(__x86_64__)
-__attribute__((target("avx512f"), noinline)) float ReadAvx512(const float* src, uint64_t bytes) {
+template <int kStreams>
+__attribute__((target("avx512f"), noinline)) float ReadAvx512(const float* src, uint64_t part_bytes) {
+  static_assert(8 % kStreams == 0);
+  constexpr int kPerStream = 8 / kStreams;
+  const uint64_t part = part_bytes / sizeof(float);
+  // Where accumulator j loads from at step i: its stream's part, its register in it.
+  auto at = [src, part](int j, uint64_t i) { return src + (j / kPerStream) * part + i + (j % kPerStream) * 16; };
   __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
-  for (uint64_t i = 0; i < bytes / sizeof(float); i += 128) {
-    a0 = _mm512_add_ps(a0, _mm512_load_ps(src + i));
-    a1 = _mm512_add_ps(a1, _mm512_load_ps(src + i + 16));
-    a2 = _mm512_add_ps(a2, _mm512_load_ps(src + i + 32));
-    a3 = _mm512_add_ps(a3, _mm512_load_ps(src + i + 48));
-    a4 = _mm512_add_ps(a4, _mm512_load_ps(src + i + 64));
-    a5 = _mm512_add_ps(a5, _mm512_load_ps(src + i + 80));
-    a6 = _mm512_add_ps(a6, _mm512_load_ps(src + i + 96));
-    a7 = _mm512_add_ps(a7, _mm512_load_ps(src + i + 112));
+  for (uint64_t i = 0; i < part; i += 16 * kPerStream) {
+    a0 = _mm512_add_ps(a0, _mm512_load_ps(at(0, i)));
+    a1 = _mm512_add_ps(a1, _mm512_load_ps(at(1, i)));
+    a2 = _mm512_add_ps(a2, _mm512_load_ps(at(2, i)));
+    a3 = _mm512_add_ps(a3, _mm512_load_ps(at(3, i)));
+    a4 = _mm512_add_ps(a4, _mm512_load_ps(at(4, i)));
+    a5 = _mm512_add_ps(a5, _mm512_load_ps(at(5, i)));
+    a6 = _mm512_add_ps(a6, _mm512_load_ps(at(6, i)));
+    a7 = _mm512_add_ps(a7, _mm512_load_ps(at(7, i)));
   }
   const __m512 sum = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)),
                                    _mm512_add_ps(_mm512_add_ps(a4, a5), _mm512_add_ps(a6, a7)));
   return _mm512_reduce_add_ps(sum);
 }
 
-__attribute__((target("avx2"), noinline)) float ReadAvx2(const float* src, uint64_t bytes) {
+template <int kStreams>
+__attribute__((target("avx2"), noinline)) float ReadAvx2(const float* src, uint64_t part_bytes) {
+  static_assert(8 % kStreams == 0);
+  constexpr int kPerStream = 8 / kStreams;
+  const uint64_t part = part_bytes / sizeof(float);
+  auto at = [src, part](int j, uint64_t i) { return src + (j / kPerStream) * part + i + (j % kPerStream) * 8; };
   __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
-  for (uint64_t i = 0; i < bytes / sizeof(float); i += 64) {
-    a0 = _mm256_add_ps(a0, _mm256_load_ps(src + i));
-    a1 = _mm256_add_ps(a1, _mm256_load_ps(src + i + 8));
-    a2 = _mm256_add_ps(a2, _mm256_load_ps(src + i + 16));
-    a3 = _mm256_add_ps(a3, _mm256_load_ps(src + i + 24));
-    a4 = _mm256_add_ps(a4, _mm256_load_ps(src + i + 32));
-    a5 = _mm256_add_ps(a5, _mm256_load_ps(src + i + 40));
-    a6 = _mm256_add_ps(a6, _mm256_load_ps(src + i + 48));
-    a7 = _mm256_add_ps(a7, _mm256_load_ps(src + i + 56));
+  for (uint64_t i = 0; i < part; i += 8 * kPerStream) {
+    a0 = _mm256_add_ps(a0, _mm256_load_ps(at(0, i)));
+    a1 = _mm256_add_ps(a1, _mm256_load_ps(at(1, i)));
+    a2 = _mm256_add_ps(a2, _mm256_load_ps(at(2, i)));
+    a3 = _mm256_add_ps(a3, _mm256_load_ps(at(3, i)));
+    a4 = _mm256_add_ps(a4, _mm256_load_ps(at(4, i)));
+    a5 = _mm256_add_ps(a5, _mm256_load_ps(at(5, i)));
+    a6 = _mm256_add_ps(a6, _mm256_load_ps(at(6, i)));
+    a7 = _mm256_add_ps(a7, _mm256_load_ps(at(7, i)));
   }
   const __m256 sum = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)),
                                    _mm256_add_ps(_mm256_add_ps(a4, a5), _mm256_add_ps(a6, a7)));
@@ -218,36 +250,52 @@ __attribute__((target("avx2"), noinline)) float ReadAvx2(const float* src, uint6
 }
 #endif
 
-__attribute__((noinline)) float ReadScalar(const float* src, uint64_t bytes) {
+template <int kStreams>
+__attribute__((noinline)) float ReadScalar(const float* src, uint64_t part_bytes) {
+  const uint64_t part = part_bytes / sizeof(float);
   float sum = 0;
-  for (uint64_t i = 0; i < bytes / sizeof(float); ++i) sum += src[i];
+  for (uint64_t i = 0; i < part; ++i)
+    for (int k = 0; k < kStreams; ++k) sum += src[k * part + i];
   return sum;
 }
 
-using ReadFn = float (*)(const float*, uint64_t);
-
-ReadFn PickReadKernel() {
-#if defined(__x86_64__)
-  if (__builtin_cpu_supports("avx512f")) return &ReadAvx512;
-  if (__builtin_cpu_supports("avx2")) return &ReadAvx2;
-#endif
-  return &ReadScalar;
+// make(std::integral_constant<int, S>) for the stream count S (the enum's only values).
+template <typename Make>
+auto ForStreams(Streams streams, Make make) {
+  switch (streams) {
+    case Streams::k4:
+      return make(std::integral_constant<int, 4>{});
+    case Streams::k8:
+      return make(std::integral_constant<int, 8>{});
+    case Streams::k1:
+      break;
+  }
+  return make(std::integral_constant<int, 1>{});
 }
 
-// Every read length is a multiple of this (8 zmm registers).
-constexpr uint64_t kReadBlock = 512;
-
-using CopyFn = void (*)(const float*, float*, uint64_t);
-
-CopyFn PickCopyKernel(CopyStores stores) {
-  [[maybe_unused]] const bool streaming = stores == CopyStores::kStreaming;
+CopyFn PickCopyKernel(CopyStores stores, Streams streams) {
+  return ForStreams(streams, [stores](auto count) -> CopyFn {
+    constexpr int n = decltype(count)::value;
+    [[maybe_unused]] const bool streaming = stores == CopyStores::kStreaming;
 #if defined(__x86_64__)
-  if (__builtin_cpu_supports("avx512f"))
-    return streaming ? &CopyAvx512<CopyStores::kStreaming> : &CopyAvx512<CopyStores::kCached>;
-  if (__builtin_cpu_supports("avx2"))
-    return streaming ? &CopyAvx2<CopyStores::kStreaming> : &CopyAvx2<CopyStores::kCached>;
+    if (__builtin_cpu_supports("avx512f"))
+      return streaming ? &CopyAvx512<CopyStores::kStreaming, n> : &CopyAvx512<CopyStores::kCached, n>;
+    if (__builtin_cpu_supports("avx2"))
+      return streaming ? &CopyAvx2<CopyStores::kStreaming, n> : &CopyAvx2<CopyStores::kCached, n>;
 #endif
-  return &CopyScalar;  // no portable streaming store: both are the ordinary copy
+    return &CopyScalar<n>;  // no portable streaming store: both kinds are the ordinary copy
+  });
+}
+
+ReadFn PickReadKernel(Streams streams) {
+  return ForStreams(streams, [](auto count) -> ReadFn {
+    constexpr int n = decltype(count)::value;
+#if defined(__x86_64__)
+    if (__builtin_cpu_supports("avx512f")) return &ReadAvx512<n>;
+    if (__builtin_cpu_supports("avx2")) return &ReadAvx2<n>;
+#endif
+    return &ReadScalar<n>;
+  });
 }
 
 struct FreeDeleter {
@@ -390,14 +438,17 @@ double MeasurePeakAmxBf16Gflops(double total_time_s, int repetitions) {
 
 struct CopyLoop::State {
   CopyFn copy;
-  uint64_t bytes_each = 0;
+  uint64_t bytes_each = 0;  // per direction; `streams` parts of bytes_each / streams
+  uint64_t streams = 1;
   AlignedFloats src, dst;
 };
 
-CopyLoop::CopyLoop(uint64_t working_set_bytes, CopyStores stores) : state_(std::make_unique<State>()) {
-  state_->copy = PickCopyKernel(stores);
-  state_->bytes_each =
-      std::max(working_set_bytes / 2 / kCopyBlock, uint64_t{1}) * kCopyBlock;
+CopyLoop::CopyLoop(uint64_t working_set_bytes, CopyStores stores, Streams streams)
+    : state_(std::make_unique<State>()) {
+  state_->copy = PickCopyKernel(stores, streams);
+  state_->streams = static_cast<uint64_t>(streams);
+  const uint64_t step = kCopyBlock * state_->streams;
+  state_->bytes_each = std::max(working_set_bytes / 2 / step, uint64_t{1}) * step;
   state_->src = AllocateTouched(state_->bytes_each, 1.0f);
   state_->dst = AllocateTouched(state_->bytes_each, 0.0f);
 }
@@ -410,7 +461,7 @@ double CopyLoop::bytes() const {
 
 double CopyLoop::Run() {
   if (bytes() == 0) return 0;
-  state_->copy(state_->src.get(), state_->dst.get(), state_->bytes_each);
+  state_->copy(state_->src.get(), state_->dst.get(), state_->bytes_each / state_->streams);
   g_sink = state_->dst[state_->bytes_each / sizeof(float) - 1];
   return bytes();
 }
@@ -420,13 +471,18 @@ bool CopyLoop::DestinationMatchesSource() const {
 }
 
 struct ReadLoop::State {
-  ReadFn read = PickReadKernel();
-  uint64_t bytes = 0;
+  ReadFn read;
+  uint64_t bytes = 0;  // `streams` parts of bytes / streams
+  uint64_t streams = 1;
   AlignedFloats src;
+  float last_sum = 0;
 };
 
-ReadLoop::ReadLoop(uint64_t working_set_bytes) : state_(std::make_unique<State>()) {
-  state_->bytes = std::max(working_set_bytes / kReadBlock, uint64_t{1}) * kReadBlock;
+ReadLoop::ReadLoop(uint64_t working_set_bytes, Streams streams) : state_(std::make_unique<State>()) {
+  state_->read = PickReadKernel(streams);
+  state_->streams = static_cast<uint64_t>(streams);
+  const uint64_t step = kReadBlock * state_->streams;
+  state_->bytes = std::max(working_set_bytes / step, uint64_t{1}) * step;
   state_->src = AllocateTouched(state_->bytes, 1.0f);
 }
 
@@ -436,9 +492,12 @@ double ReadLoop::bytes() const { return state_->src ? static_cast<double>(state_
 
 double ReadLoop::Run() {
   if (bytes() == 0) return 0;
-  g_sink = state_->read(state_->src.get(), state_->bytes);
+  state_->last_sum = state_->read(state_->src.get(), state_->bytes / state_->streams);
+  g_sink = state_->last_sum;
   return bytes();
 }
+
+float ReadLoop::SumOfLastPass() const { return state_->last_sum; }
 
 namespace {
 
@@ -472,17 +531,23 @@ double MedianGbps(Loop& loop, double min_time_s, int min_passes) {
 }  // namespace
 
 CopyGbps MeasureCopyGbps(uint64_t working_set_bytes, double min_time_s, int min_passes) {
-  CopyLoop cached(working_set_bytes, CopyStores::kCached);
-  const double cached_gbps = MedianGbps(cached, min_time_s, min_passes);
-  CopyLoop streaming(working_set_bytes, CopyStores::kStreaming);
-  const double streaming_gbps = MedianGbps(streaming, min_time_s, min_passes);
-  if (streaming_gbps > cached_gbps) return {streaming_gbps, true};
-  return {cached_gbps, false};
+  CopyGbps fastest;
+  for (const CopyVariant& variant : kCopyVariants) {
+    CopyLoop loop(working_set_bytes, variant.stores, variant.streams);
+    if (const double gbps = MedianGbps(loop, min_time_s, min_passes); gbps > fastest.gbps)
+      fastest = {gbps, variant.stores == CopyStores::kStreaming, static_cast<int>(variant.streams)};
+  }
+  return fastest;
 }
 
-double MeasureReadGbps(uint64_t working_set_bytes, double min_time_s, int min_passes) {
-  ReadLoop loop(working_set_bytes);
-  return MedianGbps(loop, min_time_s, min_passes);
+ReadGbps MeasureReadGbps(uint64_t working_set_bytes, double min_time_s, int min_passes) {
+  ReadGbps fastest;
+  for (const Streams streams : kReadStreams) {
+    ReadLoop loop(working_set_bytes, streams);
+    if (const double gbps = MedianGbps(loop, min_time_s, min_passes); gbps > fastest.gbps)
+      fastest = {gbps, static_cast<int>(streams)};
+  }
+  return fastest;
 }
 
 mtune::v1::Calibration Calibrate(const CalibrationOptions& options,
@@ -527,7 +592,10 @@ mtune::v1::Calibration Calibrate(const CalibrationOptions& options,
     const CopyGbps copy = MeasureCopyGbps(working_set, options.copy_time_s, options.min_copy_passes);
     out->set_gbps(copy.gbps);
     out->set_streaming_stores(copy.streaming_stores);
-    out->set_read_gbps(MeasureReadGbps(working_set, options.copy_time_s, options.min_copy_passes));
+    out->set_copy_streams(copy.streams);
+    const ReadGbps read = MeasureReadGbps(working_set, options.copy_time_s, options.min_copy_passes);
+    out->set_read_gbps(read.gbps);
+    out->set_read_streams(read.streams);
   };
   // Half a level's capacity leaves room for the code, stack and the other levels'
   // lines without spilling into the next level.

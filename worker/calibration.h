@@ -13,7 +13,8 @@
 namespace mtune::worker {
 
 // Knobs of one calibration run; the defaults took 2.95 s on the znver4 host (session
-// 38, `mtune workers --json` duration_s, twice), each level timing two copies and a read.
+// 38, `mtune workers --json` duration_s, twice) when each level timed two copies and a
+// read; since session 39 it times four copies and two reads (kCopyVariants, kReadStreams).
 struct CalibrationOptions {
   // Wall time spent on the FMA peak, split into `fma_repetitions` runs; the best counts.
   double fma_time_s = 0.3;
@@ -80,13 +81,35 @@ class FmaLoop {
 // on the znver4 one); inside the caches, slower.
 enum class CopyStores { kCached, kStreaming };
 
+// How many equal parts of its buffer a copy or read loop walks side by side. Beyond
+// the last cache one core moves data faster over several streams, its prefetchers then
+// keeping more lines in flight: at 64 MiB on the znver4 host (session 39) reads ran at
+// 22 against 17.5 GB/s with four streams, streaming-store copies at 42-49 against
+// 31-33 with eight. Inside the caches one stream is as fast, or faster.
+enum class Streams { k1 = 1, k4 = 4, k8 = 8 };
+
+// One of the loops a ceiling is the fastest of.
+struct CopyVariant {
+  CopyStores stores;
+  Streams streams;
+};
+// The copies a copy ceiling is the fastest of (MeasureCopyGbps), and the reads a read
+// ceiling is (MeasureReadGbps). The benches time the same loops.
+inline constexpr CopyVariant kCopyVariants[] = {{CopyStores::kCached, Streams::k1},
+                                                {CopyStores::kCached, Streams::k4},
+                                                {CopyStores::kStreaming, Streams::k1},
+                                                {CopyStores::kStreaming, Streams::k8}};
+inline constexpr Streams kReadStreams[] = {Streams::k1, Streams::k4};
+
 // The copy loops copy bandwidth is measured with, for callers that time them
-// themselves (the benches time both in the same rounds as a bandwidth-bound kernel of
-// the same footprint, and hold it against the faster).
+// themselves (the benches time each of kCopyVariants in the same rounds as a
+// bandwidth-bound kernel of the same footprint, and hold it against the fastest).
 class CopyLoop {
  public:
-  // Copies half of `working_set_bytes` into the other half (at least one block).
-  explicit CopyLoop(uint64_t working_set_bytes, CopyStores stores = CopyStores::kCached);
+  // Copies half of `working_set_bytes` into the other half (at least one block per
+  // stream), each half split into `streams` equal parts copied side by side.
+  explicit CopyLoop(uint64_t working_set_bytes, CopyStores stores = CopyStores::kCached,
+                    Streams streams = Streams::k1);
   ~CopyLoop();
   CopyLoop(const CopyLoop&) = delete;
   CopyLoop& operator=(const CopyLoop&) = delete;
@@ -112,13 +135,17 @@ class CopyLoop {
 // came out at 1.86 of its roofline.
 class ReadLoop {
  public:
-  explicit ReadLoop(uint64_t working_set_bytes);
+  // Reads `working_set_bytes` (at least one block per stream) split into `streams`
+  // equal parts read side by side.
+  explicit ReadLoop(uint64_t working_set_bytes, Streams streams = Streams::k1);
   ~ReadLoop();
   ReadLoop(const ReadLoop&) = delete;
   ReadLoop& operator=(const ReadLoop&) = delete;
 
   // One pass over the buffer; returns bytes().
   double Run();
+  // What the last pass summed (for tests: the buffer holds ones).
+  float SumOfLastPass() const;
   // The bytes one pass reads; 0 when the buffer could not be allocated.
   double bytes() const;
 
@@ -127,21 +154,28 @@ class ReadLoop {
   std::unique_ptr<State> state_;
 };
 
-// The copy ceiling at a working set: the faster of a copy with ordinary stores and
-// one with streaming stores, since a kernel may use either.
+// The copy ceiling at a working set: the fastest of kCopyVariants (ordinary or
+// streaming stores, one stream or several), since a kernel may copy in any of them.
 struct CopyGbps {
   double gbps = 0;  // bytes read + written per second / 1e9
-  bool streaming_stores = false;  // the faster copy was the one with streaming stores
+  bool streaming_stores = false;  // the fastest copy was one with streaming stores
+  int streams = 1;                // over how many streams the fastest copy ran
 };
 
 // Copy bandwidth of the calling thread at `working_set_bytes` (source + destination):
-// each kind of store timed over passes lasting at least `min_time_s` (and at least
-// `min_passes` of them), the median pass of each, the faster kind.
+// each of kCopyVariants timed over passes lasting at least `min_time_s` (and at least
+// `min_passes` of them), the median pass of each, the fastest.
 CopyGbps MeasureCopyGbps(uint64_t working_set_bytes, double min_time_s, int min_passes);
 
-// Read bandwidth of the calling thread over `working_set_bytes` (ReadLoop), GB/s of
-// bytes read, median over passes lasting at least `min_time_s`.
-double MeasureReadGbps(uint64_t working_set_bytes, double min_time_s, int min_passes);
+// The read ceiling at a working set: the faster of kReadStreams.
+struct ReadGbps {
+  double gbps = 0;  // bytes read per second / 1e9
+  int streams = 1;  // over how many streams the faster read ran
+};
+
+// Read bandwidth of the calling thread over `working_set_bytes` (ReadLoop): each of
+// kReadStreams timed as MeasureCopyGbps times copies, the faster.
+ReadGbps MeasureReadGbps(uint64_t working_set_bytes, double min_time_s, int min_passes);
 
 // Measures the calling thread's ceilings (pin it first). `notes`, when given, receives
 // caveats a reader of the figures should know (ISA used, capped working sets).

@@ -10,6 +10,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "worker/affinity.h"
 #include "worker/amx.h"
@@ -208,6 +209,9 @@ TEST(Calibration, ShortRunGivesPositiveFiniteFigures) {
     EXPECT_EQ(level.capacity_bytes(), capacities[i]);
     EXPECT_TRUE(FinitePositive(level.gbps())) << level.level() << ": " << level.gbps();
     EXPECT_TRUE(FinitePositive(level.read_gbps())) << level.level() << ": " << level.read_gbps();
+    // Which loop won is recorded: one of those timed.
+    EXPECT_THAT(level.copy_streams(), testing::AnyOf(1u, 4u, 8u)) << level.level();
+    EXPECT_THAT(level.read_streams(), testing::AnyOf(1u, 4u)) << level.level();
     EXPECT_GT(level.working_set_bytes(), 0u);
     EXPECT_LE(level.working_set_bytes(), 64 * kMiB);
   }
@@ -300,20 +304,28 @@ TEST(FmaLoop, RunsWholeIterationsCoveringTheRequestedFlops) {
   EXPECT_EQ(loop.Run(0), one_iteration) << "at least one iteration";
 }
 
-TEST(CopyLoop, MovesHalfTheWorkingSetEachWayRoundedToWholeBlocks) {
-  for (CopyStores stores : {CopyStores::kCached, CopyStores::kStreaming}) {
-    EXPECT_EQ(CopyLoop(1 << 20, stores).Run(), double{1 << 20}) << "512 KiB read + 512 KiB written";
-    EXPECT_EQ(CopyLoop(1, stores).Run(), 2.0 * 256) << "at least one 256-byte block";
-    EXPECT_EQ(CopyLoop(1000, stores).Run(), 2.0 * 256) << "500 bytes each way round down to a block";
+TEST(CopyLoop, EveryVariantMovesHalfTheWorkingSetEachWayRoundedToWholeBlocksPerStream) {
+  for (const CopyVariant& variant : kCopyVariants) {
+    const double step = 256.0 * static_cast<int>(variant.streams);  // a 256-byte block per stream
+    SCOPED_TRACE(absl::StrCat(static_cast<int>(variant.streams), " streams, ",
+                              variant.stores == CopyStores::kStreaming ? "streaming" : "cached"));
+    EXPECT_EQ(CopyLoop(1 << 20, variant.stores, variant.streams).Run(), double{1 << 20})
+        << "512 KiB read + 512 KiB written";
+    EXPECT_EQ(CopyLoop(1, variant.stores, variant.streams).Run(), 2 * step) << "at least a block per stream";
+    const uint64_t almost_four = static_cast<uint64_t>(2 * (4 * step - 1));
+    EXPECT_EQ(CopyLoop(almost_four, variant.stores, variant.streams).Run(), 2 * 3 * step)
+        << "each way rounded down to whole blocks per stream";
   }
 }
 
-TEST(CopyLoop, BothKindsOfStoreCopyEveryByte) {
-  for (CopyStores stores : {CopyStores::kCached, CopyStores::kStreaming}) {
-    CopyLoop loop(3 << 20, stores);
+TEST(CopyLoop, EveryVariantCopiesEveryByte) {
+  for (const CopyVariant& variant : kCopyVariants) {
+    CopyLoop loop((3 << 20) + 5000, variant.stores, variant.streams);
     EXPECT_FALSE(loop.DestinationMatchesSource()) << "the source starts at 1, the destination at 0";
     loop.Run();
-    EXPECT_TRUE(loop.DestinationMatchesSource()) << (stores == CopyStores::kStreaming ? "streaming" : "cached");
+    EXPECT_TRUE(loop.DestinationMatchesSource())
+        << static_cast<int>(variant.streams) << " streams, "
+        << (variant.stores == CopyStores::kStreaming ? "streaming" : "cached");
   }
 }
 
@@ -322,12 +334,27 @@ TEST(Calibration, CopyBandwidthIsPositiveForTinyAndOddSizes) {
   EXPECT_TRUE(FinitePositive(MeasureCopyGbps(100'001, 0.001, 2).gbps));
 }
 
-TEST(ReadLoop, ReadsTheWorkingSetRoundedToWholeBlocks) {
-  EXPECT_EQ(ReadLoop(1 << 20).Run(), double{1 << 20});
-  EXPECT_EQ(ReadLoop(1).Run(), 512.0) << "at least one 512-byte block";
-  EXPECT_EQ(ReadLoop(1000).Run(), 512.0) << "rounded down to a block";
-  EXPECT_TRUE(FinitePositive(MeasureReadGbps(1, 0.001, 1)));
-  EXPECT_TRUE(FinitePositive(MeasureReadGbps(100'001, 0.001, 2)));
+TEST(ReadLoop, ReadsTheWorkingSetRoundedToWholeBlocksPerStream) {
+  for (const Streams streams : {Streams::k1, Streams::k4, Streams::k8}) {
+    const double step = 512.0 * static_cast<int>(streams);  // a 512-byte block per stream
+    SCOPED_TRACE(absl::StrCat(static_cast<int>(streams), " streams"));
+    EXPECT_EQ(ReadLoop(1 << 20, streams).Run(), double{1 << 20});
+    EXPECT_EQ(ReadLoop(1, streams).Run(), step) << "at least a block per stream";
+    EXPECT_EQ(ReadLoop(static_cast<uint64_t>(4 * step - 1), streams).Run(), 3 * step) << "rounded down";
+  }
+  EXPECT_TRUE(FinitePositive(MeasureReadGbps(1, 0.001, 1).gbps));
+  EXPECT_TRUE(FinitePositive(MeasureReadGbps(100'001, 0.001, 2).gbps));
+}
+
+// A loop that skipped part of its buffer, or read some of it twice, would report a
+// bandwidth it did not reach.
+TEST(ReadLoop, EveryStreamCountReadsEachFloatOnce) {
+  for (const Streams streams : {Streams::k1, Streams::k4, Streams::k8}) {
+    ReadLoop loop((3 << 20) + 5000, streams);
+    const double bytes = loop.Run();
+    // The buffer holds ones; the per-lane sums stay far below 2^24, so they are exact.
+    EXPECT_EQ(loop.SumOfLastPass(), bytes / sizeof(float)) << static_cast<int>(streams) << " streams";
+  }
 }
 
 // The stream bandwidth of a kernel's reads and writes is exact at the two loops it is

@@ -170,7 +170,10 @@ Result Measurer::MeasurePrepared(const std::string& test_inject_fault,
       const CopyGbps copy = MeasureCopyGbps(footprint, kFootprintCopyTimeS, 3);
       at.set_gbps(copy.gbps);
       at.set_streaming_stores(copy.streaming_stores);
-      at.set_read_gbps(MeasureReadGbps(footprint, kFootprintCopyTimeS, 3));
+      at.set_copy_streams(copy.streams);
+      const ReadGbps read = MeasureReadGbps(footprint, kFootprintCopyTimeS, 3);
+      at.set_read_gbps(read.gbps);
+      at.set_read_streams(read.streams);
       at.set_measured_unix_s(UnixNowS());
     }
     if (at.gbps() > 0) {

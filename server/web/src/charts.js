@@ -28,6 +28,15 @@ function tooltipLabel(ctx) {
   return ctx.raw?.label ?? ctx.dataset.label;
 }
 
+// How a ceiling's fastest loop ran, for its legend: " (streaming stores, 8 streams)";
+// empty for ordinary stores over one stream (or a worker that did not record it).
+function loopNote(streamingStores, streams) {
+  const parts = [];
+  if (streamingStores) parts.push('streaming stores');
+  if (streams > 1) parts.push(`${streams} streams`);
+  return parts.length ? ` (${parts.join(', ')})` : '';
+}
+
 // Log axes label powers of ten only (1-2-5 labels crowd a small chart).
 function decadeLabel(value) {
   const exponent = Math.log10(value);
@@ -111,8 +120,9 @@ export function updateRoofline(chart, detail, results) {
       const ridge = Math.min(top / b.gbps, xmax);
       datasets.push({
         mtuneKind: 'ceiling',
-        // The copy is the faster of ordinary and streaming stores (worker/calibration.h).
-        label: `${b.level} ${fixed(b.gbps, 1)} GB/s${b.streaming_stores ? ' (streaming stores)' : ''}`,
+        // The copy is the fastest of ordinary and streaming stores over one stream or
+        // several (worker/calibration.h kCopyVariants).
+        label: `${b.level} ${fixed(b.gbps, 1)} GB/s${loopNote(b.streaming_stores, b.copy_streams)}`,
         data: [{ x: xmin, y: xmin * b.gbps }, { x: ridge, y: ridge * b.gbps }],
         showLine: true, pointRadius: 0, pointHitRadius: 0, borderWidth: 1.5,
         borderColor: LEVEL_COLORS[b.level] ?? '#868e96', backgroundColor: LEVEL_COLORS[b.level] ?? '#868e96',
@@ -123,7 +133,7 @@ export function updateRoofline(chart, detail, results) {
         const readRidge = Math.min(top / b.read_gbps, xmax);
         datasets.push({
           mtuneKind: 'read_ceiling',
-          label: `${b.level} read ${fixed(b.read_gbps, 1)} GB/s`,
+          label: `${b.level} read ${fixed(b.read_gbps, 1)} GB/s${loopNote(false, b.read_streams)}`,
           data: [{ x: xmin, y: xmin * b.read_gbps }, { x: readRidge, y: readRidge * b.read_gbps }],
           showLine: true, pointRadius: 0, pointHitRadius: 0, borderWidth: 1, borderDash: [6, 4],
           borderColor: LEVEL_COLORS[b.level] ?? '#868e96', backgroundColor: LEVEL_COLORS[b.level] ?? '#868e96',
