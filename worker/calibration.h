@@ -12,9 +12,9 @@
 
 namespace mtune::worker {
 
-// Knobs of one calibration run; the defaults took 2.95 s on the znver4 host (session
-// 38, `mtune workers --json` duration_s, twice) when each level timed two copies and a
-// read; since session 39 it times four copies and two reads (kCopyVariants, kReadStreams).
+// Knobs of one calibration run; the defaults took 5.2 s on the znver4 host (session
+// 39, `mtune workers --json` duration_s, twice), each level timing four copies and two
+// reads (kCopyVariants, kReadStreams; 2.95 s with two copies and a read).
 struct CalibrationOptions {
   // Wall time spent on the FMA peak, split into `fma_repetitions` runs; the best counts.
   double fma_time_s = 0.3;
