@@ -17,7 +17,8 @@
 namespace mtune::worker {
 
 // How long a worker trusts figures at a footprint by default, seconds: timing them
-// again costs about 0.3 s of the measuring core, so once a minute is under 1% of it.
+// again (four copies and two reads of at least 0.1 s each, worker/calibration.h)
+// costs about 0.6 s of the measuring core, so once a minute is about 1% of it.
 inline constexpr double kDefaultFootprintFiguresMaxAgeS = 60;
 
 // The clock figures are stamped with (BandwidthLevel.measured_unix_s): Unix seconds,

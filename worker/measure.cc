@@ -19,8 +19,9 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using mtune::v1::Result;
 
-// Copying timed to measure the bandwidth at a problem's footprint, where the worker
-// does not hold fresh figures for it (the calibration's own per level is 0.15 s).
+// Copying (and reading) timed per loop to measure the bandwidth at a problem's
+// footprint, where the worker does not hold fresh figures for it (the calibration's
+// own per level is 0.15 s).
 constexpr double kFootprintCopyTimeS = 0.1;
 
 double Since(Clock::time_point start) {
