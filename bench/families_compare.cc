@@ -101,13 +101,15 @@ const worker::Streams* ReadStreamsNamed(const std::string& name) {
 }
 
 // Folds one yardstick loop's per-round times into each round's fastest of its kind
-// (GB/s, from the bytes one run moves), noting which loop that was.
+// (GB/s, from the bytes one run moves), noting which loop that was. A loop that could
+// not allocate its buffers (0 bytes) takes no part.
 void KeepFastestByRound(const std::string& name, double bytes, const std::map<int, double>& by_round_s,
                         std::map<int, double>& fastest_gbps, std::map<int, std::string>& winner) {
   for (const auto& [round, seconds] : by_round_s) {
+    if (!(bytes > 0 && seconds > 0)) continue;
     const double gbps = bytes / seconds / 1e9;
-    if (double& best = fastest_gbps[round]; gbps > best) {
-      best = gbps;
+    if (auto it = fastest_gbps.find(round); it == fastest_gbps.end() || gbps > it->second) {
+      fastest_gbps[round] = gbps;
       winner[round] = name;
     }
   }
@@ -118,6 +120,7 @@ double MedianOfValues(const std::map<int, double>& by_round) {
   for (const auto& [round, value] : by_round) values.push_back(value);
   return Median(values);
 }
+
 constexpr int kRepetitionsPerRound = 3;
 
 // What happened to one implementation of one problem before timing.

@@ -136,7 +136,6 @@ TEST(FormatWorkers, ShowsEachLevelsCopyAndReadBandwidth) {
   dram->set_gbps(14.5);  // an older worker: no read figure
   EXPECT_THAT(FormatWorkers(workers), ::testing::HasSubstr("    GB/s copy / read:  L2 103.4 / 188.1  DRAM 14.5\n"));
   EXPECT_THAT(FormatWorkers(workers), ::testing::Not(::testing::HasSubstr("streaming")));
-
   EXPECT_THAT(FormatWorkers(workers), ::testing::Not(::testing::HasSubstr("streams")));
 
   dram->set_streaming_stores(true);
