@@ -1,7 +1,7 @@
 // mtune-bench-families: for a suite of problems of every kernel family, gets mtune's
 // kernel (template default, tuned in this run, or loaded from a database) and times
-// it beside oneDNN and Eigen (and, for two families, hand-written AVX-512 loops of its
-// own loop nest) on the same inputs, single-threaded on one pinned core, in
+// it beside oneDNN and Eigen (and, for three families, hand-written AVX-512 loops of
+// its own loop nest) on the same inputs, single-threaded on one pinned core, in
 // interleaved rounds; every library's output is first checked against mtune's
 // reference. Prints one table (GFLOP/s or GB/s, ratios, fraction of roofline),
 // geomeans per family and the goals with met / NOT met. See bench/README.md.
@@ -65,7 +65,7 @@ struct Flags {
   std::vector<std::string> variants;
 };
 
-// The yardstick loops of bench/handwritten_kernels.h (two families; "n/a" elsewhere).
+// The yardstick loops of bench/handwritten_kernels.h (three families; "n/a" elsewhere).
 constexpr const char* kHandWritten = "handwritten";
 constexpr const char* kImplementations[] = {"mtune", "onednn", "eigen", kHandWritten};
 // The rows' yardsticks, timed in the same rounds as the implementations: the
@@ -811,7 +811,7 @@ void PrintReport(const Flags& flags, const std::vector<ProblemReport>& reports,
   for (const ProblemReport& r : reports) {
     for (const std::string& impl : ImplementationNames(r)) {
       const ImplState& s = r.impls.at(impl);
-      if (impl == kHandWritten && s.status == "n/a") continue;  // two families only
+      if (impl == kHandWritten && s.status == "n/a") continue;  // three families only
       std::printf("  %-60s %-8s %-13s %s\n", r.problem.Key().c_str(), impl.c_str(), s.status.c_str(),
                   s.status == "ok" ? absl::StrFormat("err %.2g; %s", s.scaled_error, s.detail).c_str()
                                    : s.detail.c_str());

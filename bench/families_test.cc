@@ -187,11 +187,12 @@ TEST(BenchFamilies, TinyRunVerifiesEveryBaselineAndPrintsTheTable) {
       EXPECT_TRUE(impl["verified"].get<bool>()) << impl.dump();
       EXPECT_GT(impl.value("figure", 0.0), 0.0);
     }
-    // The hand-written yardsticks: verified and timed where they exist (two families,
-    // an AVX-512 CPU), "n/a" elsewhere.
+    // The hand-written yardsticks: verified and timed where they exist (three families,
+    // an AVX-512 CPU), "n/a" elsewhere. The column sum (33 x 17) takes its 8-row steps,
+    // single rows, a 16-column step and a single column.
     const nlohmann::json& hand = row["implementations"]["handwritten"];
     const bool has_hand = (row["family"] == "depthwise_conv_2d_nhwc_hwc" ||
-                           row["family"] == "conv_2d_nhwc_hwcf") &&
+                           row["family"] == "conv_2d_nhwc_hwcf" || row["family"] == "reduce_cols_2d") &&
                           __builtin_cpu_supports("avx512f");
     if (has_hand) {
       EXPECT_TRUE(hand["verified"].get<bool>()) << hand.dump();
