@@ -804,14 +804,46 @@ TEST(KnobSpace, Conv2dStartPointTriesSixteenWideFilterTiles) {
             2u);
 }
 
-// reduce_tiled's start point: one row at a time, after the family's default rows.
-TEST(KnobSpace, ReduceStartPointTriesOneRowTiles) {
+// reduce_tiled's start points: a row sum's default is 4 bands of 1-row tiles, and
+// its start point the same tiles without bands; a column sum (no bands) tries 1-row
+// tiles after its 8-row default.
+TEST(KnobSpace, ReduceStartPointsTryOneRowTilesAndNoBands) {
   std::vector<KnobValues> rows =
       StartingCandidates(TemplateSpace("reduce_tiled", "reduce_rows_2d:m=2048,n=4096:f32"));
   ASSERT_EQ(rows.size(), 2u);
-  EXPECT_EQ(rows[0].at("tile_m"), "4");
+  EXPECT_EQ(rows[0].at("tile_m"), "1");
+  EXPECT_EQ(rows[0].at("bands"), "4");
   EXPECT_EQ(rows[1].at("tile_m"), "1");
+  EXPECT_EQ(rows[1].at("bands"), "1");
   EXPECT_EQ(rows[1].at("split_reduction"), rows[0].at("split_reduction"));
+  std::vector<KnobValues> cols =
+      StartingCandidates(TemplateSpace("reduce_tiled", "reduce_cols_2d:m=2048,n=4096:f32"));
+  ASSERT_EQ(cols.size(), 2u);
+  EXPECT_EQ(cols[0].at("tile_m"), "8");
+  EXPECT_EQ(cols[1].at("tile_m"), "1");
+  EXPECT_EQ(cols[1].at("bands"), "1");
+}
+
+// reduce_tiled's bands must divide m (the jammed band loops need equal bounds): the
+// constraint prunes the others before any compile, and the default falls back to
+// the most bands that divide m.
+TEST(KnobSpace, ReduceBandsDivideTheRows) {
+  auto bands_of = [](const char* key) {
+    KnobSpace space = TemplateSpace("reduce_tiled", key);
+    std::optional<KnobValues> chosen = DefaultCandidate(space);
+    return chosen ? chosen->at("bands") : std::string("none");
+  };
+  EXPECT_EQ(bands_of("reduce_rows_2d:m=4096,n=4096:f32"), "4");
+  EXPECT_EQ(bands_of("reduce_rows_2d:m=1022,n=1025:f32"), "2");
+  EXPECT_EQ(bands_of("reduce_rows_2d:m=1023,n=1025:f32"), "1");
+  EXPECT_EQ(bands_of("reduce_cols_2d:m=4096,n=4096:f32"), "1");
+  KnobSpace rows36 = TemplateSpace("reduce_tiled", "reduce_rows_2d:m=36,n=45:f32");
+  KnobValues values = *DefaultCandidate(rows36);
+  EXPECT_EQ(values.at("bands"), "4");
+  EXPECT_TRUE(rows36.SatisfiesConstraints(values));
+  values["bands"] = "8";  // 36 rows are not 8 bands
+  EXPECT_FALSE(rows36.SatisfiesConstraints(values));
+  EXPECT_FALSE(rows36.Check(values).ok());
 }
 
 // depthwise_2d_decomposed's start point: one zmm of channels (16) where the default
@@ -1007,7 +1039,7 @@ TEST(KnobSpace, CopyAndReduceTemplatesOfferPeelingSplitReductionAndUnrolling) {
   EXPECT_EQ(lowering->default_value, "innerreduction");
   // Every split instantiates (the helper sequences travel with the script).
   for (const std::string& option : split->options) {
-    KnobValues values = *reduce_space->Defaults();
+    KnobValues values = *DefaultCandidate(*reduce_space);
     values["split_reduction"] = option;
     auto script = Instantiate(reduce_tpl->text, *rows, values);
     ASSERT_TRUE(script.ok()) << option << ": " << script.status();
@@ -1210,13 +1242,14 @@ TEST(KnobSpace, SplitsWiderThanTheDimensionAreNoOptions) {
 
 // mtune.only_with: reduce_tiled's tile_n is read only without a split, so with a split
 // it is held at its default: 4 splits x 6 row tiles x 2 lowerings plus 6 x 5 x 2
-// unsplit candidates, not 5 x 6 x 5 x 2 of which 192 would repeat others' code.
+// unsplit candidates, not 5 x 6 x 5 x 2 of which 192 would repeat others' code (and,
+// m being odd, only one band of the 4 band counts: 1200 combinations).
 TEST(KnobSpace, OnlyWithHoldsAKnobAtItsDefaultWhereItIsNotRead) {
   auto tpl = FindTemplate("reduce_tiled");
   ASSERT_TRUE(tpl.ok()) << tpl.status();
   auto space = ExtractKnobSpace(tpl->text, *ParseProblemKey("reduce_rows_2d:m=1023,n=1025:f32"));
   ASSERT_TRUE(space.ok()) << space.status();
-  EXPECT_EQ(space->Size(), 300u);
+  EXPECT_EQ(space->Size(), 1200u);
   size_t valid = 0;
   for (uint64_t n = 0; n < space->Size(); ++n) {
     KnobValues values;
@@ -1228,7 +1261,7 @@ TEST(KnobSpace, OnlyWithHoldsAKnobAtItsDefaultWhereItIsNotRead) {
     valid += space->SatisfiesConstraints(values);
   }
   EXPECT_EQ(valid, 108u);
-  KnobValues split = *space->Defaults();
+  KnobValues split = *DefaultCandidate(*space);
   split["tile_n"] = "64";
   EXPECT_NE(space->Check(split).message().find("only matters when split_reduction is none"), std::string::npos)
       << space->Check(split);

@@ -54,9 +54,9 @@ std::vector<std::string> TunedFamilies() {
 INSTANTIATE_TEST_SUITE_P(Families, SpaceAudit, testing::ValuesIn(TunedFamilies()),
                          [](const testing::TestParamInfo<std::string>& info) { return info.param; });
 
-// The count of valid candidates: reduce_tiled's row-sum space is 300 combinations of
-// which 108 are valid (tile_n is held at its default with a split); exact below the
-// limit, estimated above it.
+// The count of valid candidates: reduce_tiled's row-sum space (m odd) is 1200
+// combinations of which 108 are valid (tile_n is held at its default with a split,
+// and only one band divides m); exact below the limit, estimated above it.
 TEST(CountCandidates, ExactBelowTheLimitEstimatedAbove) {
   auto tpl = FindTemplate("reduce_tiled");
   ASSERT_TRUE(tpl.ok()) << tpl.status();
@@ -64,7 +64,7 @@ TEST(CountCandidates, ExactBelowTheLimitEstimatedAbove) {
   ASSERT_TRUE(space.ok()) << space.status();
   const CandidateCount exact = CountCandidates(*space);
   EXPECT_TRUE(exact.exact);
-  EXPECT_EQ(exact.combinations, 300u);
+  EXPECT_EQ(exact.combinations, 1200u);
   EXPECT_EQ(exact.valid, 108u);
   const CandidateCount estimated = CountCandidates(*space, /*exact_limit=*/10, /*samples=*/20000);
   EXPECT_FALSE(estimated.exact);

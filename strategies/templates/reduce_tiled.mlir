@@ -20,12 +20,13 @@
 //     not used: it needs S to divide n (it reshapes the dimension), so it fails on
 //     odd shapes. Side by side (interleaved `mtune measure` rounds, medians) split 8
 //     ran reduce_rows at 30 / 30 / 140 / 28 GB/s for 1024^2 / 1023x1025 / 256x512 /
-//     2048x4096, where none ran 21 / 13 / 27 / 22. The default, 4 rows split by 32
-//     with the merge's horizontal sums as shuffle trees (innerreduction, below), ran
-//     at 1.74 / 1.54 / 0.89 / 1.05 / 1.01x the former default (8 rows split by 8,
+//     2048x4096, where none ran 21 / 13 / 27 / 22. 4 rows split by 32 with the
+//     merge's horizontal sums as shuffle trees (innerreduction, below), ran at 1.74 /
+//     1.54 / 0.89 / 1.05 / 1.01x the default before it (8 rows split by 8,
 //     innerparallel) on 256x512 / 2048x4096 / 1023x1025 / 4096x64 / 64x4096 in one
 //     `mtune-bench-families --variant` run; 256x512 went from 0.52 to 0.92 of the
-//     copy bandwidth at its footprint. A split wider than the row (`mtune.splits`)
+//     copy bandwidth at its footprint. Split by 32 is still the default; its rows
+//     are now 1-row tiles in 4 bands (`bands`, below). A split wider than the row (`mtune.splits`)
 //     is no option: the whole row would be one masked partial tile (8192x8 split by
 //     32 ran at 10 GB/s, by 8 at 53; 4096x3 at 5 by 32, not split at 42).
 //   A column sum (reduce_cols) is already accumulated by rows of vectors with no
@@ -40,18 +41,49 @@
 // first). Column sums reduce an outer dimension, which innerreduction would transpose
 // (0.2-0.36x of innerparallel), so they only have innerparallel.
 module attributes {transform.with_named_sequence} {
-  // Start point (proposed right after the default, see strategies/knob_space.h): one
-  // row at a time. A row sum streamed from DRAM (2048x4096) ran 1.20-1.27x the 4-row
-  // default with 1-row tiles split by 8, 16 or 32 (36-37 against 31 GB/s, 1.0-1.1x
-  // oneDNN; AMD EPYC znver4 host, session 33, one `mtune-bench-families --variant`
-  // run), where 2 rows ran 0.95x: a single stream suits the prefetchers there; in the
-  // L2 (256x512) 4 rows stay best. A column sum takes 1-row tiles as one more trial.
+  // Start points (proposed right after the default, see strategies/knob_space.h): a
+  // column sum takes 1-row tiles as one more trial; a row sum (whose default already
+  // has 1-row tiles) takes them without bands, the best unbanded row sum measured.
   transform.named_sequence @__transform_main(%root: !transform.any_op {transform.consumed})
-      attributes {mtune.start_points = [{tile_m = 1 : i64}]} {
+      attributes {mtune.start_points = [{tile_m = 1 : i64}, {bands = 1 : i64}]} {
+    %sum = transform.structured.match ops{["linalg.reduce"]} in %root : (!transform.any_op) -> !transform.any_op
+    // Bands (row sums): the rows are split into B bands of m / B rows (a forall of B
+    // iterations here), and after bufferization the band loop is unrolled and jammed
+    // into the loops it holds, so each step sums the same rows of every band side by
+    // side. Each band is one long run of memory, so the kernel reads B far-apart
+    // streams at once (as the read ceiling's several-stream loop does) where tile_m
+    // rows read tile_m streams that end every row. B must divide m: a partial band
+    // would give the jammed loops bounds that differ from band to band (where 4 does
+    // not divide m, the default falls to 2 bands or none).
+    // Row sums default to 4 bands of 1-row tiles (split by 32). In one
+    // `mtune-bench-families --variant "bands=4 tile_m=1"` run (7 rounds, AMD EPYC
+    // znver4, session 40) that ran 0.99 / 0.98 / 1.08 / 1.20 / 1.23x the unbanded
+    // 4-row default on 256x512 / 64x4096 / 1024^2 / 2048x4096 / 4096^2; 2 bands of 2
+    // rows, 4 of 2 and 8 of 1 were slower beyond the L2 (0.91-1.14x). A standalone C
+    // nest read 4096^2 at 1.03-1.05 of the four-stream read loop with 4 bands of one
+    // row, 0.79-0.84 with 4 adjacent rows. Without bands 1-row tiles are still
+    // better than 4 (1.42 / 1.41 / 1.11 / 0.94x on 255x512 / 1023x1025 / 2047x4096 /
+    // 37x45), where the last row tile is partial.
+    %bands = transform.tune.knob<"bands"> = 4 from options = [1, 2, 4, 8] {mtune.only_for = ["reduce_rows_2d"], mtune.otherwise = 1} -> !transform.param<i64>
+    transform.smt.constrain_params(%bands) : (!transform.param<i64>) -> () {
+    ^bb0(%b: !smt.int):
+      %m = smt.declare_fun "m" : !smt.int
+      %zero = smt.int.constant 0
+      %rem = smt.int.mod %m, %b
+      %whole = smt.eq %rem, %zero : !smt.int
+      smt.assert %whole
+    }
+    %band, %band_forall = transform.structured.tile_using_forall %sum num_threads [%bands, 0]
+      : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op)
+    // One band is no band: canonicalization folds the forall of one iteration away.
+    %payload_func = transform.structured.match ops{["func.func"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %payload_func {
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
     %op = transform.structured.match ops{["linalg.reduce"]} in %root : (!transform.any_op) -> !transform.any_op
-    // Row sums start from 4-row tiles (8 ran 256x512 at 0.56x), column sums from 8
-    // rows (4 ran 2048x4096 at 0.57x): one `mtune-bench-families --variant` run.
-    %tm = transform.tune.knob<"tile_m"> = 8 from options = [1, 2, 4, 8, 16, 32] {mtune.default_for = {reduce_rows_2d = 4 : i64}} -> !transform.param<i64>
+    // Row sums start from 1-row tiles (see bands), column sums from 8 rows (4 ran
+    // 2048x4096 at 0.57x): one `mtune-bench-families --variant` run.
+    %tm = transform.tune.knob<"tile_m"> = 8 from options = [1, 2, 4, 8, 16, 32] {mtune.default_for = {reduce_rows_2d = 1 : i64}} -> !transform.param<i64>
     // tile_n is read only without a split (a split row tile spans the whole row):
     // with a split it stays at its default, so that one code is one candidate.
     %tn = transform.tune.knob<"tile_n"> = 32 from options = [8, 16, 32, 64, 128] {mtune.only_with = {split_reduction = ["none"]}} -> !transform.param<i64>
@@ -137,6 +169,22 @@ module attributes {transform.with_named_sequence} {
     // The partial-sum buffers of peeled remainder tiles have static shapes: allocate
     // them once, outside the loops (no-op when there are none).
     transform.bufferization.buffer_loop_hoisting %kernel : !transform.any_op
+    // With bands, the band forall becomes a loop of B iterations, jammed into the
+    // loops inside it (the factor is capped at the trip count, B). Jamming needs
+    // their bounds defined outside it: canonicalization first moves the constants
+    // out (and drops the buffers that bufferization threads through the loops).
+    // Without bands there is no forall, none of this runs, and those candidates'
+    // code is unchanged.
+    %band_foralls = transform.structured.match ops{["scf.forall"]} in %kernel : (!transform.any_op) -> !transform.any_op
+    transform.foreach %band_foralls : !transform.any_op {
+    ^bb0(%band_forall_buffers: !transform.any_op):
+      %band_loop = transform.loop.forall_to_for %band_forall_buffers : (!transform.any_op) -> !transform.any_op
+      %func = transform.get_parent_op %band_loop {op_name = "func.func"} : (!transform.any_op) -> !transform.any_op
+      transform.apply_patterns to %func {
+        transform.apply_patterns.canonicalization
+      } : !transform.any_op
+      transform.loop.unroll_and_jam %band_loop {factor = 8 : i64} : !transform.any_op
+    }
     transform.tune.alternatives<"reduction_lowering"> selected_region = 1 attributes {mtune.labels = ["innerparallel", "innerreduction"], mtune.only_for = ["reduce_rows_2d"], mtune.otherwise = "innerparallel"} {
       transform.apply_patterns to %kernel {
         transform.apply_patterns.vector.lower_multi_reduction lowering_strategy = innerparallel
