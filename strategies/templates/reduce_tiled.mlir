@@ -59,11 +59,11 @@ module attributes {transform.with_named_sequence} {
     // `mtune-bench-families --variant "bands=4 tile_m=1"` run (7 rounds, AMD EPYC
     // znver4, session 40) that ran 0.99 / 0.98 / 1.08 / 1.20 / 1.23x the unbanded
     // 4-row default on 256x512 / 64x4096 / 1024^2 / 2048x4096 / 4096^2; 2 bands of 2
-    // rows, 4 of 2 and 8 of 1 were slower beyond the L2 (0.91-1.14x). A standalone C
-    // nest read 4096^2 at 1.03-1.05 of the four-stream read loop with 4 bands of one
-    // row, 0.79-0.84 with 4 adjacent rows. Without bands 1-row tiles are still
-    // better than 4 (1.42 / 1.41 / 1.11 / 0.94x on 255x512 / 1023x1025 / 2047x4096 /
-    // 37x45), where the last row tile is partial.
+    // rows, 4 of 2 and 8 of 1 were slower beyond the L2 (0.91-1.14x). In a second run
+    // (1024^2 / 2048x4096 / 4096^2) the unbanded tiles of 8, 4 and 1 rows ran at
+    // 0.66-0.91x the 4 bands of 1 row, 4 bands of 2 rows at 0.74-0.95x. Without
+    // bands 1-row tiles are still better than 4 (1.42 / 1.41 / 1.11 / 0.94x on
+    // 255x512 / 1023x1025 / 2047x4096 / 37x45), where the last row tile is partial.
     %bands = transform.tune.knob<"bands"> = 4 from options = [1, 2, 4, 8] {mtune.only_for = ["reduce_rows_2d"], mtune.otherwise = 1} -> !transform.param<i64>
     transform.smt.constrain_params(%bands) : (!transform.param<i64>) -> () {
     ^bb0(%b: !smt.int):
