@@ -47,6 +47,10 @@ absl::StatusOr<nlohmann::json> DescribeSpace(const MeasureRequest& request, bool
   }
   out["start_points"] = starts;
   out["constraints"] = space->constraints.size();
+  nlohmann::json rules = nlohmann::json::array();
+  for (const strategies::ParamConstraint& c : space->constraints)
+    rules.push_back({{"where", c.where}, {"rule", c.rule}});
+  out["constraint_rules"] = rules;
   out["cpu_features"] = space->cpu_features;
   const strategies::CandidateCount count = strategies::CountCandidates(*space);
   out["combinations"] = count.combinations;
@@ -88,6 +92,9 @@ std::string FormatSpace(const nlohmann::json& space) {
   }
   absl::StrAppendFormat(&text, "constraints: %d (transform.smt.constrain_params)\n",
                         space["constraints"].get<int>());
+  for (const nlohmann::json& c : space["constraint_rules"])
+    absl::StrAppend(&text, "  ", c["where"].get<std::string>(), ": ",
+                    c["rule"].get<std::string>().empty() ? "(no mtune.rule)" : c["rule"].get<std::string>(), "\n");
   if (const auto features = space["cpu_features"].get<std::vector<std::string>>(); !features.empty())
     absl::StrAppend(&text, "needs CPU features: ", absl::StrJoin(features, ", "),
                     " (workers whose CPU lacks one report COMPILE_ERROR for every candidate)\n");

@@ -266,7 +266,8 @@ absl::Status KnobSpace::Check(const KnobValues& values) const {
     std::vector<std::string> read;
     for (const std::string& knob : c.Knobs()) read.push_back(knob + "=" + values.at(knob));
     return absl::InvalidArgumentError(absl::StrCat("constraint at ", c.where, " violated by ",
-                                                   absl::StrJoin(read, ", ")));
+                                                   absl::StrJoin(read, ", "),
+                                                   c.rule.empty() ? "" : absl::StrCat(" (", c.rule, ")")));
   }
   return absl::OkStatus();
 }

@@ -51,7 +51,8 @@
 // only without a split; copy_tiled's edge_tiles, ignored by 1-row tiles) holds it at its default whenever OTHER is not one of those values, so that the
 // same code is never a second candidate. Any other relation (footprints that must fit a cache,
 // products of tiles, ...) is declared with upstream `transform.smt.constrain_params`
-// over knob results (see param_constraint.h for what mtune evaluates). Candidates
+// over knob results (see param_constraint.h for what mtune evaluates), with an
+// optional `mtune.rule = "..."` saying in words what it requires. Candidates
 // breaking a constraint are pruned before compiling, and Instantiate removes the
 // constrain_params ops (the interpreter would fail on them).
 #pragma once

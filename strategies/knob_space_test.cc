@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "gtest/gtest.h"
@@ -139,6 +140,44 @@ TEST(KnobSpace, AViolatedConstraintIsTheOneNamed) {
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(s.message().find("violated by tile_m2=16, tile_n2=32"), std::string::npos) << s;
   EXPECT_EQ(s.message().find("must divide"), std::string::npos) << s;
+}
+
+// `mtune.rule` on a constraint says in words what it requires: a violation quotes it
+// (the rule is kept apart from `where`), and anything but a non-empty string is an
+// error naming the constraint.
+TEST(KnobSpace, AViolationQuotesTheConstraintsRule) {
+  auto problem = ParseProblemKey("matmul:m=128,n=256,k=256:f32");
+  ASSERT_TRUE(problem.ok());
+  const std::string plain = kDividesAndSmtTemplate;
+  const std::string header = "transform.smt.constrain_params(%tm2, %tn2)";
+  ASSERT_NE(plain.find(header), std::string::npos);
+  auto with_rule = [&](const std::string& rule_attr) {
+    std::string text = plain;
+    text.insert(text.find(header) + header.size(), " {mtune.rule = " + rule_attr + "}");
+    return text;
+  };
+  auto space = ExtractKnobSpace(with_rule("\"the accumulators fit the registers\""), *problem);
+  ASSERT_TRUE(space.ok()) << space.status();
+  ASSERT_EQ(space->constraints.size(), 1u);
+  EXPECT_EQ(space->constraints[0].rule, "the accumulators fit the registers");
+  KnobValues values = *DefaultCandidate(*space);
+  values["tile_m2"] = "16";
+  absl::Status s = space->Check(values);
+  EXPECT_NE(s.message().find("violated by tile_m2=16, tile_n2=32 (the accumulators fit the registers)"),
+            std::string::npos)
+      << s;
+  // Without a rule the message is as before.
+  auto bare = ExtractKnobSpace(plain, *problem);
+  ASSERT_TRUE(bare.ok()) << bare.status();
+  EXPECT_EQ(bare->constraints[0].rule, "");
+  EXPECT_TRUE(absl::EndsWith(bare->Check(values).message(), "violated by tile_m2=16, tile_n2=32"))
+      << bare->Check(values);
+  for (const char* bad : {"3", "\"\""}) {
+    auto refused = ExtractKnobSpace(with_rule(bad), *problem);
+    EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument) << bad;
+    EXPECT_NE(refused.status().message().find("mtune.rule must be a non-empty string"), std::string::npos)
+        << refused.status();
+  }
 }
 
 // A footprint constraint over two knobs and a problem dimension, written with
@@ -843,7 +882,8 @@ TEST(KnobSpace, ReduceBandsDivideTheRows) {
   EXPECT_TRUE(rows36.SatisfiesConstraints(values));
   values["bands"] = "8";  // 36 rows are not 8 bands
   EXPECT_FALSE(rows36.SatisfiesConstraints(values));
-  EXPECT_FALSE(rows36.Check(values).ok());
+  EXPECT_NE(rows36.Check(values).message().find("violated by bands=8 (bands divide m)"), std::string::npos)
+      << rows36.Check(values);
 }
 
 // depthwise_2d_decomposed's start point: one zmm of channels (16) where the default

@@ -35,6 +35,9 @@ struct ParamConstraint {
   std::vector<int> asserts;
   // Where the constraint is declared, for messages ("template:31:5").
   std::string where;
+  // What it requires, in words, from the op's `mtune.rule` string ("bands divide m");
+  // empty when the template gives none. Messages about a violation quote it.
+  std::string rule;
 
   // The knobs the constraint reads, in first-use order.
   std::vector<std::string> Knobs() const;

@@ -70,6 +70,11 @@ absl::StatusOr<ParamConstraint> CompileParamConstraint(mlir::Operation* op, cons
   };
   if (op->getNumResults() != 0)
     return fail(op, "mtune evaluates constraints as filters; yielding results is not supported");
+  if (mlir::Attribute rule = op->getAttr("mtune.rule")) {
+    auto text = llvm::dyn_cast<mlir::StringAttr>(rule);
+    if (!text || text.getValue().empty()) return fail(op, "mtune.rule must be a non-empty string");
+    program.rule = text.getValue().str();
+  }
 
   llvm::DenseMap<mlir::Value, int> node_of;
   mlir::Block& body = constrain.getBody().front();

@@ -36,7 +36,7 @@ module attributes {transform.with_named_sequence} {
     // The output channels covered by whole tiles of tile_f (F rounded down to a
     // multiple of it, or F when that is 0). Not a free choice (mtune.derived).
     %fm = transform.tune.knob<"f_main"> = 0 from options = "rounddown(f, 1), rounddown(f, 8), rounddown(f, 16), rounddown(f, 32), rounddown(f, 64)" {mtune.derived} -> !transform.param<i64>
-    transform.smt.constrain_params(%tf, %fm) : (!transform.param<i64>, !transform.param<i64>) -> () {
+    transform.smt.constrain_params(%tf, %fm) {mtune.rule = "f_main is f split after its whole tile_f tiles (all of f where no whole tile fits)"} : (!transform.param<i64>, !transform.param<i64>) -> () {
     ^bb0(%t: !smt.int, %main: !smt.int):
       %width = smt.declare_fun "f" : !smt.int
       %partial = smt.int.mod %width, %t
@@ -60,7 +60,7 @@ module attributes {transform.with_named_sequence} {
     // filter tap (an f64 8x32 tile ran at 0.41 of the f64 peak); the best measured
     // f32 candidates (8x32, 4x64, 6x64) all fit.
     // ow_main = ow - ow mod tile_ow, or ow when that is 0 (as in conv_2d_decomposed).
-    transform.smt.constrain_params(%tow, %tf, %owm) : (!transform.param<i64>, !transform.param<i64>, !transform.param<i64>) -> () {
+    transform.smt.constrain_params(%tow, %tf, %owm) {mtune.rule = "(tile_ow + 1) x tile_f accumulators fit 31 zmm (1984 bytes); ow_main is ow split after its whole tile_ow tiles (all of ow where none fits)"} : (!transform.param<i64>, !transform.param<i64>, !transform.param<i64>) -> () {
     ^bb0(%ow: !smt.int, %f: !smt.int, %main: !smt.int):
       %acc = smt.declare_fun "acc_bytes" : !smt.int
       %one = smt.int.constant 1

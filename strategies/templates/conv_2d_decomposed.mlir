@@ -68,7 +68,7 @@ module attributes {transform.with_named_sequence} {
     // The output channels covered by whole tiles of tile_f (F rounded down to a
     // multiple of it, or F when that is 0). Not a free choice (mtune.derived).
     %fm = transform.tune.knob<"f_main"> = 0 from options = "rounddown(f, 1), rounddown(f, 8), rounddown(f, 16), rounddown(f, 32), rounddown(f, 64)" {mtune.derived} -> !transform.param<i64>
-    transform.smt.constrain_params(%tf, %fm) : (!transform.param<i64>, !transform.param<i64>) -> () {
+    transform.smt.constrain_params(%tf, %fm) {mtune.rule = "f_main is f split after its whole tile_f tiles (all of f where no whole tile fits)"} : (!transform.param<i64>, !transform.param<i64>) -> () {
     ^bb0(%t: !smt.int, %main: !smt.int):
       %width = smt.declare_fun "f" : !smt.int
       %partial = smt.int.mod %width, %t
@@ -100,7 +100,7 @@ module attributes {transform.with_named_sequence} {
     // f64 7 x 32 against 7 x 16 there: 46-57 against 40-51, faster in 4 of 4.
     // ow_main = ow - ow mod tile_ow, or ow when that is 0 (a tile wider than ow is
     // one partial tile, padded below, as before the split existed).
-    transform.smt.constrain_params(%tow, %tf, %owm) : (!transform.param<i64>, !transform.param<i64>, !transform.param<i64>) -> () {
+    transform.smt.constrain_params(%tow, %tf, %owm) {mtune.rule = "(tile_ow + 1) x tile_f accumulators fit 32 zmm (2048 bytes); ow_main is ow split after its whole tile_ow tiles (all of ow where none fits)"} : (!transform.param<i64>, !transform.param<i64>, !transform.param<i64>) -> () {
     ^bb0(%ow: !smt.int, %f: !smt.int, %main: !smt.int):
       %acc = smt.declare_fun "acc_bytes" : !smt.int
       %one = smt.int.constant 1

@@ -68,7 +68,7 @@ module attributes {transform.with_named_sequence} {
     // block_c: the default candidate of a smaller problem is unblocked along columns
     // and without streaming stores.
     %nt = transform.tune.knob<"nt_stores"> = 1 from options = [0, 1] {mtune.default_for = {copy_2d = 0 : i64}} -> !transform.param<i64>
-    transform.smt.constrain_params(%nt, %bc) : (!transform.param<i64>, !transform.param<i64>) -> () {
+    transform.smt.constrain_params(%nt, %bc) {mtune.rule = "nt_stores only where input plus output reach 4 MiB and m, n are multiples of 16; column blocks (block_c > 0) only from 4 MiB"} : (!transform.param<i64>, !transform.param<i64>) -> () {
     ^bb0(%v: !smt.int, %c: !smt.int):
       %m = smt.declare_fun "m" : !smt.int
       %n = smt.declare_fun "n" : !smt.int
@@ -105,7 +105,7 @@ module attributes {transform.with_named_sequence} {
     // 264x512 ran at 1.76x. Declared last, so that a default broken by partial row
     // tiles gives up the rotation rather than its tile size.
     %rot = transform.tune.knob<"rotate_tiles"> = 1 from options = [0, 1] {mtune.only_for = ["transpose_2d"], mtune.otherwise = 0 : i64} -> !transform.param<i64>
-    transform.smt.constrain_params(%tr, %rot) : (!transform.param<i64>, !transform.param<i64>) -> () {
+    transform.smt.constrain_params(%tr, %rot) {mtune.rule = "rotate_tiles only where tile_r divides n"} : (!transform.param<i64>, !transform.param<i64>) -> () {
     ^bb0(%r: !smt.int, %on: !smt.int):
       %n = smt.declare_fun "n" : !smt.int
       %zero = smt.int.constant 0
@@ -123,7 +123,7 @@ module attributes {transform.with_named_sequence} {
     // default and a round shape's space has no triplicate candidates. Not a free
     // choice (mtune.derived): the constraint fixes it.
     %partial = transform.tune.knob<"partial_tiles"> = 0 from options = [0, 1] {mtune.derived} -> !transform.param<i64>
-    transform.smt.constrain_params(%tr, %tc, %br, %bc, %partial)
+    transform.smt.constrain_params(%tr, %tc, %br, %bc, %partial) {mtune.rule = "partial_tiles is 1 exactly when a tile or a block leaves a partial tile"}
         : (!transform.param<i64>, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>) -> () {
     ^bb0(%r: !smt.int, %c: !smt.int, %block_r: !smt.int, %block_c: !smt.int, %p: !smt.int):
       %rows = smt.declare_fun "out_rows" : !smt.int

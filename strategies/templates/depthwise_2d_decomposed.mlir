@@ -50,7 +50,7 @@ module attributes {transform.with_named_sequence} {
     %cm = transform.tune.knob<"c_main"> = 0 from options = "rounddown(c, 1), rounddown(c, 8), rounddown(c, 16), rounddown(c, 32), rounddown(c, 64)" {mtune.derived} -> !transform.param<i64>
     // ow_main = ow - ow mod tile_ow, or ow when that is 0 (a tile wider than ow is
     // one partial tile, padded below); c_main likewise.
-    transform.smt.constrain_params(%tow, %owm) : (!transform.param<i64>, !transform.param<i64>) -> () {
+    transform.smt.constrain_params(%tow, %owm) {mtune.rule = "ow_main is ow split after its whole tile_ow tiles (all of ow where no whole tile fits)"} : (!transform.param<i64>, !transform.param<i64>) -> () {
     ^bb0(%t: !smt.int, %main: !smt.int):
       %width = smt.declare_fun "ow" : !smt.int
       %partial = smt.int.mod %width, %t
@@ -61,7 +61,7 @@ module attributes {transform.with_named_sequence} {
       %main_ok = smt.eq %main, %split_at : !smt.int
       smt.assert %main_ok
     }
-    transform.smt.constrain_params(%tc, %cm) : (!transform.param<i64>, !transform.param<i64>) -> () {
+    transform.smt.constrain_params(%tc, %cm) {mtune.rule = "c_main is c split after its whole tile_c tiles (all of c where no whole tile fits)"} : (!transform.param<i64>, !transform.param<i64>) -> () {
     ^bb0(%t: !smt.int, %main: !smt.int):
       %width = smt.declare_fun "c" : !smt.int
       %partial = smt.int.mod %width, %t
@@ -91,7 +91,7 @@ module attributes {transform.with_named_sequence} {
     // and divides the whole-tile extent ow_main (a partial strip would make the tile
     // sizes dynamic, see the split above); a strip as wide as ow_main is no strip.
     %strip = transform.tune.knob<"strip_ow"> = 0 from options = "0, 8, 12, 16, 24, 28, 32, 48, 64, divisors(ow, 64)" -> !transform.param<i64>
-    transform.smt.constrain_params(%strip, %tow, %owm) : (!transform.param<i64>, !transform.param<i64>, !transform.param<i64>) -> () {
+    transform.smt.constrain_params(%strip, %tow, %owm) {mtune.rule = "a strip (strip_ow > 0) is whole tile_ow tiles, divides ow_main and is narrower than it"} : (!transform.param<i64>, !transform.param<i64>, !transform.param<i64>) -> () {
     ^bb0(%s: !smt.int, %t: !smt.int, %main: !smt.int):
       %zero = smt.int.constant 0
       %one = smt.int.constant 1

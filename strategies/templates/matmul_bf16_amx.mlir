@@ -57,7 +57,7 @@ module attributes {transform.with_named_sequence} {
     // whole k pairs; rest_m2 is what m leaves of whole blocks; the tiles fit the 8
     // tile registers (above); the packed B panel (n1 x k1 bf16) takes at most half
     // of a 2 MiB L2.
-    transform.smt.constrain_params(%tn1, %tk1, %tm2, %tn2, %rest)
+    transform.smt.constrain_params(%tn1, %tk1, %tm2, %tn2, %rest) {mtune.rule = "tile_n1 and tile_n2 multiples of 16, tile_n2 divides tile_n1, tile_k1 even, rest_m2 = m mod tile_m2, the AMX tiles in use fit the 8 tile registers, and the bf16 B panel fits 1 MiB"}
         : (!transform.param<i64>, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>) -> () {
     ^bb0(%n1: !smt.int, %k1: !smt.int, %m2: !smt.int, %n2: !smt.int, %r: !smt.int):
       %m = smt.declare_fun "m" : !smt.int

@@ -101,7 +101,7 @@ module attributes {transform.with_named_sequence} {
     // columns and one broadcast of A fit the 32 zmm registers: (m2 + 1) * n2 / 16
     // <= 31. The packed B panel (n1 x k1 bf16) takes at most half of this machine
     // family's 2 MiB L2.
-    transform.smt.constrain_params(%tn1, %tk1, %tm2, %tn2, %rest, %np)
+    transform.smt.constrain_params(%tn1, %tk1, %tm2, %tn2, %rest, %np) {mtune.rule = "tile_n1 a multiple of 16 that divides the padded n, tile_n2 divides tile_n1, tile_k1 at least 3 and even unless k is odd, rest_m2 = m mod tile_m2, (tile_m2 + 1) x tile_n2 f32 accumulators fit 31 zmm, and the bf16 B panel fits 1 MiB"}
         : (!transform.param<i64>, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>) -> () {
     ^bb0(%n1: !smt.int, %k1: !smt.int, %m2: !smt.int, %n2: !smt.int, %r: !smt.int, %npad: !smt.int):
       %m = smt.declare_fun "m" : !smt.int

@@ -139,7 +139,7 @@ module attributes {transform.with_named_sequence} {
     // tile may add at most a quarter of it (4 * padded <= 5 * dim), except for tiles of up to
     // 48, so that a small dimension always has a choice: 513x257x129 padded to
     // 768x512x512 by the default tiles did 6x the useful work, at 0.15x oneDNN.
-    transform.smt.constrain_params(%tm1, %tn1, %tk1, %tm2, %tn2, %tk2, %peel, %cpad, %peeln)
+    transform.smt.constrain_params(%tm1, %tn1, %tk1, %tm2, %tn2, %tk2, %peel, %cpad, %peeln) {mtune.rule = "tile_k2 divides tile_k1; peel_m2 = 1 exactly when tile_m2 does not divide tile_m1, peel_n2 likewise for n, whose rest must then be 1, 2, 4, 8 or 16; (tile_m2 + 1) x tile_n2 accumulators fit 31 zmm (1984 bytes); the A and B panels fit 1 MiB each; a cache tile pads its dimension by at most a quarter unless it is at most 48; copy_back_c = 1 exactly when m or n is not whole cache tiles"}
         : (!transform.param<i64>, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>) -> () {
     ^bb0(%m1: !smt.int, %n1: !smt.int, %k1: !smt.int, %m2: !smt.int, %n2: !smt.int, %k2: !smt.int, %pm: !smt.int, %pc: !smt.int, %pn: !smt.int):
       %m = smt.declare_fun "m" : !smt.int

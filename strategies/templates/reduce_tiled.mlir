@@ -65,7 +65,7 @@ module attributes {transform.with_named_sequence} {
     // bands 1-row tiles are still better than 4 (1.42 / 1.41 / 1.11 / 0.94x on
     // 255x512 / 1023x1025 / 2047x4096 / 37x45), where the last row tile is partial.
     %bands = transform.tune.knob<"bands"> = 4 from options = [1, 2, 4, 8] {mtune.only_for = ["reduce_rows_2d"], mtune.otherwise = 1} -> !transform.param<i64>
-    transform.smt.constrain_params(%bands) : (!transform.param<i64>) -> () {
+    transform.smt.constrain_params(%bands) {mtune.rule = "bands divide m"} : (!transform.param<i64>) -> () {
     ^bb0(%b: !smt.int):
       %m = smt.declare_fun "m" : !smt.int
       %zero = smt.int.constant 0
