@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "llvm/Support/raw_ostream.h"
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/Location.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
@@ -13,6 +14,15 @@
 #include "strategies/split_pair_transposes.h"
 
 namespace mtune::strategies {
+
+std::string OpLocation(mlir::Operation* op) {
+  if (auto file = llvm::dyn_cast<mlir::FileLineColLoc>(op->getLoc()))
+    return absl::StrCat(file.getFilename().str(), ":", file.getLine(), ":", file.getColumn());
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << op->getLoc();
+  return text;
+}
 
 std::unique_ptr<mlir::MLIRContext> MakeMlirContext() {
   static const bool passes_registered = [] {

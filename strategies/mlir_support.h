@@ -9,8 +9,13 @@
 #include "absl/status/status.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Operation.h"
 
 namespace mtune::strategies {
+
+// Where `op` is, for messages: "template:68:5" for a file location (templates are
+// parsed under the name "template"), else MLIR's own text of the location.
+std::string OpLocation(mlir::Operation* op);
 
 // A context that knows every dialect, extension and LLVM translation mtune uses.
 // Multithreading is off: a worker's compile must not spread onto the measuring core.

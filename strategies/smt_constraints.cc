@@ -4,22 +4,15 @@
 
 #include "llvm/ADT/DenseMap.h"
 #include "absl/strings/str_cat.h"
-#include "llvm/Support/raw_ostream.h"
 #include "mlir/Dialect/SMT/IR/SMTOps.h"
 #include "mlir/Dialect/Transform/SMTExtension/SMTExtensionOps.h"
 #include "mlir/Dialect/Transform/TuneExtension/TuneExtensionOps.h"
+#include "strategies/mlir_support.h"
 
 namespace mtune::strategies {
 namespace {
 
 using Op = ParamConstraint::Op;
-
-std::string Where(mlir::Operation* op) {
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  op->getLoc().print(os);
-  return text;
-}
 
 // SMT ops evaluated from their operands alone, in operand order.
 const std::map<std::string, Op>& OperandOps() {
@@ -63,10 +56,10 @@ absl::StatusOr<int64_t> SymbolValue(llvm::StringRef name, const Problem& problem
 absl::StatusOr<ParamConstraint> CompileParamConstraint(mlir::Operation* op, const Problem& problem) {
   auto constrain = llvm::cast<mlir::transform::smt::ConstrainParamsOp>(op);
   ParamConstraint program;
-  program.where = Where(op);
+  program.where = OpLocation(op);
   auto fail = [&](mlir::Operation* at, const std::string& why) {
     return absl::InvalidArgumentError(
-        absl::StrCat("constrain_params at ", program.where, ": ", why, " (at ", Where(at), ")"));
+        absl::StrCat("constrain_params at ", program.where, ": ", why, " (at ", OpLocation(at), ")"));
   };
   if (op->getNumResults() != 0)
     return fail(op, "mtune evaluates constraints as filters; yielding results is not supported");

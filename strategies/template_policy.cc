@@ -9,6 +9,7 @@
 #include "mlir/IR/Location.h"
 #include "mlir/IR/SymbolTable.h"
 #include "strategies/amx_matmul.h"
+#include "strategies/mlir_support.h"
 #include "strategies/flatten_transfers.h"
 #include "strategies/rotate_tiles.h"
 #include "strategies/split_pair_transposes.h"
@@ -44,19 +45,10 @@ bool DeniedTransformOp(mlir::Operation* op) {
   return op->getName().getStringRef() == "transform.print";
 }
 
-std::string Where(mlir::Operation* op) {
-  if (auto file = llvm::dyn_cast<mlir::FileLineColLoc>(op->getLoc()))
-    return absl::StrCat(file.getFilename().str(), ":", file.getLine(), ":", file.getColumn());
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  os << op->getLoc();
-  return text;
-}
-
 absl::Status Reject(mlir::Operation* op, absl::string_view why) {
   return absl::InvalidArgumentError(absl::StrCat("template rejected: op '",
                                                  op->getName().getStringRef().str(), "' at ",
-                                                 Where(op), " ", why));
+                                                 OpLocation(op), " ", why));
 }
 
 }  // namespace
