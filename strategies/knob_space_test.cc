@@ -143,8 +143,8 @@ TEST(KnobSpace, AViolatedConstraintIsTheOneNamed) {
 }
 
 // `mtune.rule` on a constraint says in words what it requires: a violation quotes it
-// (the rule is kept apart from `where`), and anything but a non-empty string is an
-// error naming the constraint.
+// after the knob values, and anything but a non-empty string is an error naming the
+// constraint.
 TEST(KnobSpace, AViolationQuotesTheConstraintsRule) {
   auto problem = ParseProblemKey("matmul:m=128,n=256,k=256:f32");
   ASSERT_TRUE(problem.ok());
@@ -864,8 +864,8 @@ TEST(KnobSpace, ReduceStartPointsTryOneRowTilesAndNoBands) {
 }
 
 // reduce_tiled's bands must divide m (the jammed band loops need equal bounds): the
-// constraint prunes the others before any compile, and the default falls back to
-// the most bands that divide m.
+// constraint prunes the others before any compile, and where 4 does not divide m the
+// default falls to 2 bands, or to none.
 TEST(KnobSpace, ReduceBandsDivideTheRows) {
   auto bands_of = [](const char* key) {
     KnobSpace space = TemplateSpace("reduce_tiled", key);

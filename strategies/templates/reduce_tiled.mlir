@@ -26,9 +26,10 @@
 //     innerparallel) on 256x512 / 2048x4096 / 1023x1025 / 4096x64 / 64x4096 in one
 //     `mtune-bench-families --variant` run; 256x512 went from 0.52 to 0.92 of the
 //     copy bandwidth at its footprint. Split by 32 is still the default; its rows
-//     are now 1-row tiles in 4 bands (`bands`, below). A split wider than the row (`mtune.splits`)
-//     is no option: the whole row would be one masked partial tile (8192x8 split by
-//     32 ran at 10 GB/s, by 8 at 53; 4096x3 at 5 by 32, not split at 42).
+//     are now 1-row tiles in 4 bands (`bands`, below). A split wider than the row
+//     (`mtune.splits`) is no option: the whole row would be one masked partial tile
+//     (8192x8 split by 32 ran at 10 GB/s, by 8 at 53; 4096x3 at 5 by 32, not split
+//     at 42).
 //   A column sum (reduce_cols) is already accumulated by rows of vectors with no
 //     horizontal reduction, and the same split (tile n, split m by S, walking each
 //     column strip down every row) measured slower (1023x1025: 21 vs 30 GB/s;
