@@ -93,18 +93,21 @@ void PrintMeasurement(const MeasureFlags& f, const MeasureOutcome& outcome) {
   const std::string bf16_peak = worker::Bf16PeakText(outcome.calibration);
   printf("candidate %s\n", outcome.candidate.canonical_json().c_str());
   printf("status    %s %s\n", mtune::v1::ResultStatus_Name(r.status()).c_str(), r.error().c_str());
-  if (r.status() == mtune::v1::RESULT_STATUS_OK)
-    printf("speed     %.1f GFLOP/s, %.1f GB/s, median %s, cv %.1f%%, %u reps%s\n"
-           "roofline  %s; FMA peak %.1f GFLOP/s%s\n"
-           "compile   %.3f s, verify %.3f s, total %.3f s\n",
-           r.gflops(), r.gbps(), DurationText(r.timing().median_s()).c_str(), r.timing().cv() * 100,
-           r.timing().repetitions(),
+  if (r.status() == mtune::v1::RESULT_STATUS_OK) {
+    printf("speed     %.1f GFLOP/s, %.1f GB/s, median %s, cv %.1f%%, %u reps%s\n", r.gflops(), r.gbps(),
+           DurationText(r.timing().median_s()).c_str(), r.timing().cv() * 100, r.timing().repetitions(),
            r.timing().calls_per_sample() > 1
                ? absl::StrCat(" in samples of ", r.timing().calls_per_sample(), " calls").c_str()
-               : "",
-           RooflineText(f.request.problem, r).c_str(), outcome.calibration.peak_gflops_f32(),
-           bf16_peak.empty() ? "" : absl::StrCat(", ", bf16_peak, " (bf16 problems' peak)").c_str(),
-           r.compile_s(), r.verify_s(), r.total_s());
+               : "");
+    // Without a calibration there is no peak or bandwidth to hold the speed against.
+    if (f.request.calibrate)
+      printf("roofline  %s; FMA peak %.1f GFLOP/s%s\n", RooflineText(f.request.problem, r).c_str(),
+             outcome.calibration.peak_gflops_f32(),
+             bf16_peak.empty() ? "" : absl::StrCat(", ", bf16_peak, " (bf16 problems' peak)").c_str());
+    else
+      printf("roofline  not measured (--no-calibrate)\n");
+    printf("compile   %.3f s, verify %.3f s, total %.3f s\n", r.compile_s(), r.verify_s(), r.total_s());
+  }
   if (f.print_script) printf("%s\n", outcome.script.c_str());
 }
 
