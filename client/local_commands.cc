@@ -63,6 +63,14 @@ absl::Status ParseKnobArgs(const std::vector<std::string>& args, MeasureRequest&
   return absl::OkStatus();
 }
 
+// --problem, --template and --template-file, shared by measure, instantiate and space.
+void AddCandidateSource(CLI::App* command, MeasureRequest& request, const std::string& template_file_help) {
+  command->add_option("--problem", request.problem, "problem key")->required();
+  command->add_option("--template", request.template_name,
+                      "strategy template (default: the best suited one this CPU can run)");
+  command->add_option("--template-file", request.template_file, template_file_help);
+}
+
 struct MeasureFlags {
   MeasureRequest request;
   std::vector<std::string> knob_args;
@@ -115,11 +123,7 @@ Command AddMeasure(CLI::App& app) {
   auto flags = std::make_shared<MeasureFlags>();
   MeasureRequest& mreq = flags->request;
   auto* measure = app.add_subcommand("measure", "compile, verify and time one candidate here");
-  measure->add_option("--problem", mreq.problem, "problem key")->required();
-  measure->add_option("--template", mreq.template_name,
-                      "strategy template (default: the best suited one this CPU can run)");
-  measure->add_option("--template-file", mreq.template_file,
-                      "use this template file instead (same family as the problem)");
+  AddCandidateSource(measure, mreq, "use this template file instead (same family as the problem)");
   measure->add_option("--knob", flags->knob_args, "NAME=VALUE (repeatable); others keep defaults");
   measure->add_option("--cpu", mreq.cpu, "pin to this core (-1: no pinning)")->capture_default_str();
   measure->add_option("--min-time", mreq.min_time_s, "minimum timed seconds")->capture_default_str();
@@ -170,10 +174,7 @@ Command AddInstantiate(CLI::App& app) {
   auto flags = std::make_shared<Flags>();
   auto* instantiate = app.add_subcommand(
       "instantiate", "print a template with every knob selected (runs in mlir-opt as is)");
-  instantiate->add_option("--problem", flags->request.problem, "problem key")->required();
-  instantiate->add_option("--template", flags->request.template_name,
-                          "strategy template (default: the best suited one this CPU can run)");
-  instantiate->add_option("--template-file", flags->request.template_file, "use this template file instead");
+  AddCandidateSource(instantiate, flags->request, "use this template file instead");
   instantiate->add_option("--knob", flags->knob_args, "NAME=VALUE (repeatable); others keep defaults");
   return {instantiate, [flags] {
             if (absl::Status s = ParseKnobArgs(flags->knob_args, flags->request); !s.ok()) return Fail(s);
@@ -193,10 +194,7 @@ Command AddSpace(CLI::App& app) {
   auto flags = std::make_shared<Flags>();
   auto* space = app.add_subcommand(
       "space", "show a template's search space for a problem: knobs, options, defaults, valid candidates");
-  space->add_option("--problem", flags->request.problem, "problem key")->required();
-  space->add_option("--template", flags->request.template_name,
-                    "strategy template (default: the best suited one this CPU can run)");
-  space->add_option("--template-file", flags->request.template_file, "use this template file instead");
+  AddCandidateSource(space, flags->request, "use this template file instead");
   space->add_flag("--audit", flags->audit,
                   "also check that each free knob changes the code (runs the transform interpreter "
                   "on a few candidates)");
