@@ -372,6 +372,11 @@ absl::Status WriteJson(const Flags& flags, const std::vector<ProblemReport>& rep
     row["family"] = r.problem.family;
     row["shape"] = ShortShape(r.problem);
     row["unit"] = Unit(r);
+    // The table's %roof and the goals' figure: paired by round with the yardsticks
+    // timed beside the row. An implementation's own fraction_of_roofline (below) is
+    // its median figure over the roofline bound of start-up calibration figures.
+    if (const double fraction = MtuneFractionOfRoofline(r); fraction > 0)
+      row["mtune_fraction_of_roofline"] = fraction;
     row["roofline_level"] = r.roof.level;
     row["roofline_level_gbps"] = r.roof.level_gbps;
     row["roofline_gflops"] = r.roof.bound_gflops;

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_format.h"
 #include "bench/family_suite.h"
 #include "worker/amx.h"
 #include "worker/bf16_dot.h"
@@ -247,6 +248,10 @@ TEST(BenchFamilies, TinyRunVerifiesEveryBaselineAndPrintsTheTable) {
       EXPECT_EQ(mt["status"], "ok") << mt.dump();
       EXPECT_GT(mt.value("figure", 0.0), 0.0);
       EXPECT_GT(row.value("mtune_over_onednn", 0.0), 0.0);
+      // The table's %roof (paired by round) is the row's mtune_fraction_of_roofline.
+      const double fraction = row.value("mtune_fraction_of_roofline", 0.0);
+      EXPECT_GT(fraction, 0.0);
+      EXPECT_THAT(log, HasSubstr(absl::StrFormat(" %.1f%% ", 100 * fraction)));
     } else {
       EXPECT_EQ(mt["status"], "no template") << mt.dump();
     }
