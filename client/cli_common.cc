@@ -1,3 +1,5 @@
+// What every mtune subcommand shares: its error exit, the coordinator's flags and the
+// connection they describe, and the coordinator's best strategy for a problem.
 #include <cstdio>
 #include <cstdlib>
 

@@ -5,7 +5,6 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <optional>
 
 #include "client/cli.h"
 #include "client/connection.h"
