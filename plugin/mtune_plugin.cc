@@ -6,10 +6,10 @@
 //   mlir-opt-22 --load-pass-plugin=libMtunePlugin.so \
 //     --pass-pipeline='builtin.module(mtune-apply{db=best.sqlite report=true})' in.mlir
 //
-// It also registers `mtune-rotate-tiles` (strategies/rotate_tiles.h), which
-// transpose strategies with rotate_tiles = 1 run through
-// transform.apply_registered_pass: loading the plugin lets plain mlir-opt apply an
-// exported library holding them.
+// It also registers mtune's own passes that strategies run through
+// transform.apply_registered_pass (`mtune-rotate-tiles` and `mtune-prefetch-reads`
+// for transposes, ...): loading the plugin lets plain mlir-opt apply an exported
+// library holding them.
 #include <memory>
 #include <string>
 
@@ -22,6 +22,7 @@
 #include "strategies/apply.h"
 #include "strategies/amx_matmul.h"
 #include "strategies/flatten_transfers.h"
+#include "strategies/prefetch_reads.h"
 #include "strategies/rotate_tiles.h"
 #include "strategies/split_pair_transposes.h"
 
@@ -119,6 +120,7 @@ extern "C" LLVM_ATTRIBUTE_WEAK mlir::PassPluginLibraryInfo mlirGetPassPluginInfo
             // Strategies may run them (transform.apply_registered_pass), so the exported
             // transform library needs them in mlir-opt too.
             mtune::strategies::RegisterRotateTilesPass();
+            mtune::strategies::RegisterPrefetchReadsPass();
             mtune::strategies::RegisterFlattenTransfersPass();
             mtune::strategies::RegisterVnniMatmulToAmxPass();
             mtune::strategies::RegisterSplitPairTransposesPass();

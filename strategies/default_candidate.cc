@@ -49,12 +49,12 @@ size_t PositionOf(const KnobSpec& knob, const std::string& value) {
                              knob.options.begin());
 }
 
-// One way to move away from the nearest defaults: up to three knobs changed, each
+// One way to move away from the nearest defaults: up to four knobs changed, each
 // to an option (indices into space.knobs and its options), and how far that moves.
 struct Change {
   size_t distance = 0;  // summed |option position - base position|
   uint8_t count = 0;
-  std::array<std::pair<uint32_t, uint32_t>, 3> moves{};
+  std::array<std::pair<uint32_t, uint32_t>, 4> moves{};
 };
 
 }  // namespace
@@ -107,18 +107,21 @@ std::optional<KnobValues> DefaultCandidate(const KnobSpace& space) {
     return option > base_position[knob] ? option - base_position[knob]
                                         : base_position[knob] - option;
   };
-  // One changed knob, then two, then three. Built-in spaces are small (tens of knobs,
-  // tens of options); a submitted template could make the combinations explode, so a
-  // number of changed knobs is only tried while its combinations number at most
-  // kMaxCombinations (the elementary symmetric sums of the knobs' other options).
+  // One changed knob, then two, three, four (a transpose within the L2 with odd rows
+  // gives up column blocks, streaming stores, prefetches and the rotated order: four
+  // knobs whose defaults serve the large ones). Built-in spaces are small (tens of
+  // knobs, tens of options); a submitted template could make the combinations
+  // explode, so a number of changed knobs is only tried while its combinations
+  // number at most kMaxCombinations (the elementary symmetric sums of the knobs'
+  // other options).
   constexpr double kMaxCombinations = 2e6;
-  std::array<double, 4> combinations = {1, 0, 0, 0};
+  std::array<double, 5> combinations = {1, 0, 0, 0, 0};
   for (const KnobSpec& knob : space.knobs) {
     if (knob.derived) continue;  // solved, not changed
     const double others = knob.options.empty() ? 0 : static_cast<double>(knob.options.size() - 1);
-    for (size_t j = 3; j >= 1; --j) combinations[j] += combinations[j - 1] * others;
+    for (size_t j = 4; j >= 1; --j) combinations[j] += combinations[j - 1] * others;
   }
-  for (size_t changed = 1; changed <= 3 && combinations[changed] <= kMaxCombinations; ++changed) {
+  for (size_t changed = 1; changed <= 4 && combinations[changed] <= kMaxCombinations; ++changed) {
     std::vector<Change> changes;
     changes.reserve(static_cast<size_t>(combinations[changed]));
     // Knobs in decreasing declaration order: among equal distances the stable sort

@@ -30,7 +30,7 @@ std::optional<KnobValues> SolveDerivedKnobs(const KnobSpace& space, KnobValues v
 KnobValues NearestDefaults(const KnobSpace& space);
 
 // NearestDefaults() when it satisfies the constraints. Otherwise the valid
-// candidate that changes the fewest knobs (at most three, and each count only while
+// candidate that changes the fewest knobs (at most four, and each count only while
 // its combinations number at most two million), then the least (summed distance in
 // option positions); ties go to the knob declared last, because templates declare coarse
 // choices (cache tiles) before fine ones (register tiles) and changing a fine one

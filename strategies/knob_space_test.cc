@@ -365,7 +365,7 @@ TEST(DefaultCandidate, SolvesDerivedKnobsWithoutCountingThemAsChanges) {
   EXPECT_EQ(SolveDerivedKnobs(*space, {{"t", "64"}, {"flag", "0"}}, {"flag"}), std::nullopt);
 }
 
-TEST(DefaultCandidate, RepairsUpToThreeKnobsButGivesUpOnHugeSpaces) {
+TEST(DefaultCandidate, RepairsUpToFourKnobsButGivesUpOnHugeSpaces) {
   auto problem = ParseProblemKey("matmul:m=64,n=64,k=64:f32");
   ASSERT_TRUE(problem.ok());
   // `count` knobs, each defaulting to its last option; the constraint (the sum of
@@ -406,6 +406,9 @@ TEST(DefaultCandidate, RepairsUpToThreeKnobsButGivesUpOnHugeSpaces) {
   auto three = space_with(6, 4, 3);
   ASSERT_TRUE(three.ok()) << three.status();
   EXPECT_EQ(DefaultCandidate(*three), (KnobValues{{"a", "1"}, {"b", "1"}, {"c", "1"}, {"d", "6"}}));
+  auto four = space_with(3, 4, 4);
+  ASSERT_TRUE(four.ok()) << four.status();
+  EXPECT_EQ(DefaultCandidate(*four), (KnobValues{{"a", "1"}, {"b", "1"}, {"c", "1"}, {"d", "1"}}));
   // 3 knobs of 1,200 options: about 4.3 million pairs, more than the repair tries.
   auto huge = space_with(1200, 3, 3);
   ASSERT_TRUE(huge.ok()) << huge.status();
@@ -812,10 +815,13 @@ TEST(KnobSpace, CopyStartPointTriesStreamingStoresWhereTheyAreAllowed) {
   ASSERT_EQ(transpose.size(), 2u);
   EXPECT_EQ(transpose[0].at("nt_stores"), "1");
   EXPECT_EQ(transpose[0].at("block_r"), "512");
+  EXPECT_EQ(transpose[0].at("unroll_c"), "1");
   EXPECT_EQ(transpose[1].at("nt_stores"), "1");
-  EXPECT_EQ(transpose[1].at("block_r"), "1024");
-  EXPECT_EQ(transpose[1].at("block_c"), "16");
-  // Without streaming stores (1 MiB) the 1024 x 16 blocks are not proposed.
+  EXPECT_EQ(transpose[1].at("block_c"), "64");
+  EXPECT_EQ(transpose[1].at("prefetch_ahead"), "2");
+  EXPECT_EQ(transpose[1].at("unroll_c"), "2");
+  // Within the L2 (1 MiB) neither blocks nor prefetches are allowed, so the second
+  // point (whose unrolling alone loses there) is not proposed.
   EXPECT_EQ(starts_for("transpose_2d:m=256,n=512:f32").size(), 1u);
 }
 
@@ -1109,29 +1115,35 @@ TEST(KnobSpace, CopyTemplateBlocksTransposesAndStreamsStoresBeyondTheL2) {
   EXPECT_EQ(by_name["block_r"]->options, (std::vector<std::string>{"0", "256", "512", "1024"}));
   EXPECT_EQ(by_name["block_r"]->default_value, "512");
   EXPECT_EQ(by_name["block_c"]->options, (std::vector<std::string>{"0", "16", "32", "64"}));
-  EXPECT_EQ(by_name["block_c"]->default_value, "32");
+  EXPECT_EQ(by_name["block_c"]->default_value, "64");
+  EXPECT_EQ(by_name["prefetch_ahead"]->options, (std::vector<std::string>{"0", "2", "4", "8"}));
+  EXPECT_EQ(by_name["prefetch_ahead"]->default_value, "2");
   EXPECT_EQ(by_name["nt_stores"]->options, (std::vector<std::string>{"0", "1"}));
   EXPECT_EQ(by_name["nt_stores"]->default_value, "1");
 
   struct Expect {
-    std::string key, block_c, nt_stores, block_r = "512";
+    std::string key, block_c, nt_stores, prefetch_ahead, block_r = "512";
   };
   for (const Expect& e : std::vector<Expect>{
-           {"transpose_2d:m=2048,n=4096:f32", "32", "1"},  // 64 MiB: as written
-           {"transpose_2d:m=512,n=1024:f32", "32", "1"},   // 4 MiB: just beyond the L2
-           {"transpose_2d:m=256,n=512:f32", "0", "0"},     // 1 MiB: within the L2
-           {"transpose_2d:m=1023,n=1025:f32", "32", "0"},  // rows not multiples of 16
-           {"transpose_2d:m=1000,n=1048:f32", "32", "0"},  // 1000: a multiple of 8, not 16
-           {"copy_2d:m=37,n=45:f32", "0", "0", "0"},       // copies: never blocked
-           {"copy_2d:m=2048,n=4096:f32", "0", "0", "0"}}) {
+           {"transpose_2d:m=2048,n=4096:f32", "64", "1", "2"},  // 64 MiB: as written
+           {"transpose_2d:m=512,n=1024:f32", "64", "1", "2"},   // 4 MiB: just beyond the L2
+           {"transpose_2d:m=256,n=512:f32", "0", "0", "0"},     // 1 MiB: within the L2
+           {"transpose_2d:m=255,n=511:f32", "0", "0", "0"},     // and rows of odd length
+           {"transpose_2d:m=1023,n=1025:f32", "64", "0", "0"},  // rows not multiples of 16
+           {"transpose_2d:m=1000,n=1048:f32", "64", "0", "0"},  // 1000: a multiple of 8, not 16
+           {"transpose_2d:m=65536,n=16:f32", "64", "1", "0"},   // one row of 16x16 tiles
+           {"copy_2d:m=37,n=45:f32", "0", "0", "0", "0"},       // copies: never blocked
+           {"copy_2d:m=2048,n=4096:f32", "0", "0", "0", "0"}}) {
     const KnobSpace space = space_for(e.key);
     std::optional<KnobValues> chosen = DefaultCandidate(space);
     ASSERT_TRUE(chosen.has_value()) << e.key;
     EXPECT_EQ((*chosen)["block_c"], e.block_c) << e.key;
     EXPECT_EQ((*chosen)["nt_stores"], e.nt_stores) << e.key;
+    EXPECT_EQ((*chosen)["prefetch_ahead"], e.prefetch_ahead) << e.key;
     EXPECT_EQ((*chosen)["block_r"], e.block_r) << e.key;
-    // The constraint prunes the template's own values where they do not apply.
-    EXPECT_EQ(space.Defaults().has_value(), e.block_c == "32" && e.nt_stores == "1") << e.key;
+    // The constraints prune the template's own values where they do not apply.
+    EXPECT_EQ(space.Defaults().has_value(), e.block_c == "64" && e.nt_stores == "1" && e.prefetch_ahead == "2")
+        << e.key;
   }
   // For copies the blocks have one option each (mtune.only_for): no duplicate
   // candidates. Streaming stores are a choice that starts off (they win only beyond
@@ -1193,6 +1205,7 @@ TEST(KnobSpace, CopyTemplateChoosesEdgeTilesOnlyWherePartialTilesExist) {
   blocked["tile_c"] = "64";
   blocked["block_c"] = "32";
   blocked["edge_tiles"] = "masked";
+  blocked["prefetch_ahead"] = "0";  // prefetches only on whole tiles
   auto cut = SolveDerivedKnobs(big, blocked);
   ASSERT_TRUE(cut.has_value());
   EXPECT_EQ(cut->at("partial_tiles"), "1");

@@ -10,6 +10,7 @@
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "strategies/amx_matmul.h"
 #include "strategies/flatten_transfers.h"
+#include "strategies/prefetch_reads.h"
 #include "strategies/rotate_tiles.h"
 #include "strategies/split_pair_transposes.h"
 
@@ -30,6 +31,7 @@ std::unique_ptr<mlir::MLIRContext> MakeMlirContext() {
     mlir::registerAllPasses();
     // mtune's own passes, which templates run through transform.apply_registered_pass.
     RegisterRotateTilesPass();
+    RegisterPrefetchReadsPass();
     RegisterFlattenTransfersPass();
     RegisterVnniMatmulToAmxPass();
     RegisterSplitPairTransposesPass();

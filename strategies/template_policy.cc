@@ -11,6 +11,7 @@
 #include "strategies/amx_matmul.h"
 #include "strategies/mlir_support.h"
 #include "strategies/flatten_transfers.h"
+#include "strategies/prefetch_reads.h"
 #include "strategies/rotate_tiles.h"
 #include "strategies/split_pair_transposes.h"
 
@@ -33,14 +34,16 @@ bool InsideParamConstraint(mlir::Operation* op) {
 // The passes allowed are mtune's own, without options: `mtune-rotate-tiles` only
 // rewrites loop indices, `mtune-flatten-transfers` only reshapes vector transfers,
 // `mtune-vnni-matmul-to-amx` only rewrites packed bf16 matmuls into AMX tile ops,
-// `mtune-split-pair-transposes` only splits a transpose into two, of the op they are
-// applied to.
+// `mtune-split-pair-transposes` only splits a transpose into two,
+// `mtune-prefetch-reads` only adds prefetches of addresses loops already read, of
+// the op they are applied to.
 bool DeniedTransformOp(mlir::Operation* op) {
   if (auto pass = llvm::dyn_cast<mlir::transform::ApplyRegisteredPassOp>(op))
     return (pass.getPassName() != kRotateTilesPassName &&
             pass.getPassName() != kFlattenTransfersPassName &&
             pass.getPassName() != kVnniMatmulToAmxPassName &&
-            pass.getPassName() != kSplitPairTransposesPassName) ||
+            pass.getPassName() != kSplitPairTransposesPassName &&
+            pass.getPassName() != kPrefetchReadsPassName) ||
            !pass.getOptions().empty() || !pass.getDynamicOptions().empty();
   return op->getName().getStringRef() == "transform.print";
 }

@@ -85,7 +85,7 @@ TEST(TemplatePolicy, PrintingAndArbitraryPassesAreRejected) {
                ": (!transform.any_op) -> !transform.any_op\n"),
       "transform.apply_registered_pass", "beyond the payload");
   // mtune's own passes are the exceptions, but not with options.
-  for (const char* pass : {"mtune-rotate-tiles", "mtune-flatten-transfers"}) {
+  for (const char* pass : {"mtune-rotate-tiles", "mtune-flatten-transfers", "mtune-prefetch-reads"}) {
     const std::string run =
         "    %f = transform.structured.match ops{[\"func.func\"]} in %root "
         ": (!transform.any_op) -> !transform.any_op\n"

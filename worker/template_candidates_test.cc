@@ -143,7 +143,11 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"conv_2d_nhwc_hwcf:n=1,h=5,w=12,c=7,kh=2,kw=3,f=19,sh=1,sw=1,dh=1,dw=1:f32", 1},
         Case{"depthwise_conv_1d_nwc_wc:n=2,w=37,c=37,kw=3,sw=2,dw=2:f32", 2},
         Case{"depthwise_conv_2d_nhwc_hwc:n=1,h=10,w=19,c=37,kh=3,kw=3,sh=1,sw=2,dh=2,dw=1:f32", 2},
-        Case{"transpose_2d:m=37,n=45:f32", 0}, Case{"reduce_rows_2d:m=37,n=45:f32", 0},
+        Case{"transpose_2d:m=37,n=45:f32", 0},
+        // 4 MiB with its output: the default and the start point block, stream their
+        // stores and prefetch their reads (mtune-prefetch-reads); random candidates
+        // too, where they choose to.
+        Case{"transpose_2d:m=512,n=1024:f32", 2}, Case{"reduce_rows_2d:m=37,n=45:f32", 0},
         // 40 rows: the default sums 4 bands of 10 rows side by side (jammed loops with
         // a partial last column tile, n = 45); random candidates take 2 or 8 bands.
         Case{"reduce_rows_2d:m=40,n=45:f32", 3},

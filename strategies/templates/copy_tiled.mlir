@@ -15,17 +15,20 @@
 // fits the L3, which the template cannot see) and gains beyond it: 2048x4096 (64
 // MiB) 1.35x, 4096x4096 1.26x its default, 1024x2048 (16 MiB) 0.81x, in one run. For
 // a transpose it is the default itself wherever it is allowed.
-// Second start point, transposes only (for a copy it is the first): 1024 x 16 blocks
-// with streaming stores. Beyond the L3 they beat the default 512 x 32 blocks; inside
-// it they lose (mtune measure, two runs each, GB/s, 512 x 32 against 1024 x 16):
-// 2048x4096 (64 MiB) 20.0 / 16.5 against 23.1 / 23.6, 4096x4096 16.5 / 14.4 against
-// 18.0 / 18.9; 1024x1024 (8 MiB) 33.4 / 33.6 against 27.4 / 27.3. Each block writes
-// one line of 1024 output rows, one page each: 2048 rows (22 GB/s) or the whole 4096
-// (21) overflow the second-level TLB's 3072 pages.
+// Second start point, transposes only (for a copy it is the first): the default's
+// 512 x 64 blocks with streaming stores and prefetches, their column loops unrolled
+// by 2. Beyond the L3 that ran at 1.20x and 1.22x the default (2048x4096: 33.8 GB/s,
+// the copy beside it about 51; 4096x4096: 31.5), inside it at 0.94-1.01x (512x1024,
+// 1024^2), and unblocked (within the L2, where blocks are ruled out) unrolling lost
+// (256x512 0.83x, 64x4096 0.72x), so the default does not unroll
+// (mtune-bench-families --trials 0 --rounds 7 --variant, session 42). The default's
+// 512 x 64 blocks with prefetches against the 512 x 32 blocks without them that were
+// the default until then: 2048x4096 1.45x, 4096x4096 1.39x, 1024^2 1.23x, 512x1024
+// 1.15x.
 module attributes {transform.with_named_sequence} {
   transform.named_sequence @__transform_main(%root: !transform.any_op {transform.consumed})
       attributes {mtune.start_points = [{nt_stores = 1 : i64},
-                                        {nt_stores = 1 : i64, block_r = 1024 : i64, block_c = 16 : i64}]} {
+                                        {nt_stores = 1 : i64, block_c = 64 : i64, unroll_c = "2", prefetch_ahead = 2 : i64}]} {
     // 1-row tiles for copies only (`mtune.option_families`): a transpose with 1-row
     // tiles never finishes in the interpreter, masked included, once the tiles divide
     // the shape (transpose 64x64 with 1x8 tiles ran past 30 s, 1024x1024 past 60 s and
@@ -46,7 +49,7 @@ module attributes {transform.with_named_sequence} {
     // `mtune.only_for` makes these knobs a single option 0 for copies, so that a copy's
     // space holds no duplicate candidates.
     %br = transform.tune.knob<"block_r"> = 512 from options = [0, 256, 512, 1024] {mtune.only_for = ["transpose_2d"], mtune.otherwise = 0 : i64} -> !transform.param<i64>
-    %bc = transform.tune.knob<"block_c"> = 32 from options = [0, 16, 32, 64] {mtune.only_for = ["transpose_2d"], mtune.otherwise = 0 : i64} -> !transform.param<i64>
+    %bc = transform.tune.knob<"block_c"> = 64 from options = [0, 16, 32, 64] {mtune.only_for = ["transpose_2d"], mtune.otherwise = 0 : i64} -> !transform.param<i64>
     // Non-temporal stores (1): the tiles are written with streaming stores that
     // bypass the caches (no read-for-ownership of the lines they overwrite), after
     // the transfers are lowered to 1-D vector.store ops here.
@@ -149,6 +152,39 @@ module attributes {transform.with_named_sequence} {
       %agree = smt.eq %any, %flagged : !smt.bool
       smt.assert %agree
     }
+    // Software prefetch (transposes): each step of the loop over rows of tiles
+    // prefetches into the L2 what the tiles prefetch_ahead steps later read (mtune's
+    // `mtune-prefetch-reads` pass, at the end; libMtunePlugin.so gives it to
+    // mlir-opt). 0: none. A block of 64 output columns reads 64 input rows side by
+    // side, which the hardware prefetchers do not follow: on 2048x4096 (64 MiB with
+    // its output) 512 x 64 blocks ran at 23.6 GB/s without it and 32.9 with 2 steps
+    // ahead (1.4x; the copy beside them 50.6), and 1.03x within the L3 (1024^2). Only
+    // where input plus output reach 4 MiB (below that the reads come from the caches),
+    // on whole tiles (with partial ones it changed nothing: 2047x4095, whose rows
+    // also rule out streaming stores, ran at 10.6-11.0 GB/s with it and 10.3-10.7
+    // without, padded or peeled) and with more than one row of tiles (else the loop
+    // folds away and there is nothing ahead). Declared after the tile and block knobs,
+    // so that a default the constraint breaks gives up the prefetch rather than those.
+    %pf = transform.tune.knob<"prefetch_ahead"> = 2 from options = [0, 2, 4, 8] {mtune.only_for = ["transpose_2d"], mtune.otherwise = 0 : i64} -> !transform.param<i64>
+    transform.smt.constrain_params(%pf, %tr, %partial) {mtune.rule = "prefetch_ahead only where input plus output reach 4 MiB, on whole tiles, with more than one row of tiles"}
+        : (!transform.param<i64>, !transform.param<i64>, !transform.param<i64>) -> () {
+    ^bb0(%ahead: !smt.int, %r: !smt.int, %p: !smt.int):
+      %m = smt.declare_fun "m" : !smt.int
+      %n = smt.declare_fun "n" : !smt.int
+      %rows = smt.declare_fun "out_rows" : !smt.int
+      %elem = smt.declare_fun "elem_bytes" : !smt.int
+      %zero = smt.int.constant 0
+      %two = smt.int.constant 2
+      %bytes = smt.int.mul %m, %n, %elem, %two
+      %limit = smt.int.constant 4194304
+      %big = smt.int.cmp ge %bytes, %limit
+      %whole = smt.eq %p, %zero : !smt.int
+      %several = smt.int.cmp gt %rows, %r
+      %ok = smt.and %big, %whole, %several
+      %on = smt.distinct %ahead, %zero : !smt.int
+      %valid = smt.implies %on, %ok
+      smt.assert %valid
+    }
     %copies = transform.structured.match ops{["linalg.copy"]} in %root : (!transform.any_op) -> !transform.any_op
     %transposes = transform.structured.match ops{["linalg.transpose"]} in %root : (!transform.any_op) -> !transform.any_op
     // (foreach: tile_using_for with parameter sizes fails on an empty handle.)
@@ -168,6 +204,7 @@ module attributes {transform.with_named_sequence} {
       // order: the row loop says so (a discardable attribute, dropped when
       // lowered, and with the loop itself where it has one iteration).
       transform.annotate %l#0 "mtune.rotatable_tiles" : !transform.any_op
+      transform.annotate %l#0 "mtune.prefetch_ahead" = %pf : !transform.any_op, !transform.param<i64>
       transform.yield %t : !transform.any_op
     }
     %tiled = transform.merge_handles %copy_tiles, %transpose_tiles : !transform.any_op
@@ -329,6 +366,10 @@ module attributes {transform.with_named_sequence} {
     } : !transform.any_op
     transform.include @nontemporal_stores failures(propagate) (%kernel, %nt) : (!transform.any_op, !transform.param<i64>) -> ()
     transform.include @rotate_tiles failures(propagate) (%kernel, %rot) : (!transform.any_op, !transform.param<i64>) -> ()
+    // After the rotation, so that prefetches follow the rotated tile order (the
+    // rotation consumed %kernel's handle).
+    %rotated_kernel = transform.structured.match ops{["func.func"]} in %bufferized : (!transform.any_op) -> !transform.any_op
+    transform.include @prefetch_reads failures(propagate) (%rotated_kernel, %pf) : (!transform.any_op, !transform.param<i64>) -> ()
     transform.yield
   }
   // rotate_tiles = 1: runs mtune-rotate-tiles on the kernel (a sequence that
@@ -345,6 +386,23 @@ module attributes {transform.with_named_sequence} {
       ^bb1(%k2: !transform.any_op):
         transform.match.param.cmpi eq %rot, %one : !transform.param<i64>
         %rotated = transform.apply_registered_pass "mtune-rotate-tiles" to %k2 : (!transform.any_op) -> !transform.any_op
+      }
+    }
+    transform.yield
+  }
+  // prefetch_ahead > 0: runs mtune-prefetch-reads on the kernel (skipped, the same
+  // way as @rotate_tiles, for 0).
+  transform.named_sequence @prefetch_reads(%kernel: !transform.any_op {transform.consumed},
+      %pf: !transform.param<i64> {transform.readonly}) {
+    %zero = transform.param.constant 0 : i64 -> !transform.param<i64>
+    transform.sequence %kernel : !transform.any_op failures(suppress) {
+    ^bb0(%k: !transform.any_op):
+      transform.sequence %k : !transform.any_op failures(propagate) {
+      ^bb1(%k2: !transform.any_op):
+        transform.match.param.cmpi gt %pf, %zero : !transform.param<i64>
+        %prefetched = transform.apply_registered_pass "mtune-prefetch-reads" to %k2 : (!transform.any_op) -> !transform.any_op
+        // The pass recomputes each read's later address on its own.
+        transform.apply_cse to %prefetched : !transform.any_op
       }
     }
     transform.yield
