@@ -851,8 +851,8 @@ TEST(KnobSpace, Conv2dStartPointTriesSixteenWideFilterTiles) {
 
 // reduce_tiled's start points: a row sum's default is 4 bands of 1-row tiles, and
 // its start point the same tiles without bands; a column sum (no bands) tries 1-row
-// tiles after its 8-row default.
-TEST(KnobSpace, ReduceStartPointsTryOneRowTilesAndNoBands) {
+// tiles after its 8-row default, then prefetches where its input reaches 4 MiB.
+TEST(KnobSpace, ReduceStartPointsTryOneRowTilesNoBandsAndPrefetches) {
   std::vector<KnobValues> rows =
       StartingCandidates(TemplateSpace("reduce_tiled", "reduce_rows_2d:m=2048,n=4096:f32"));
   ASSERT_EQ(rows.size(), 2u);
@@ -863,10 +863,16 @@ TEST(KnobSpace, ReduceStartPointsTryOneRowTilesAndNoBands) {
   EXPECT_EQ(rows[1].at("split_reduction"), rows[0].at("split_reduction"));
   std::vector<KnobValues> cols =
       StartingCandidates(TemplateSpace("reduce_tiled", "reduce_cols_2d:m=2048,n=4096:f32"));
-  ASSERT_EQ(cols.size(), 2u);
+  ASSERT_EQ(cols.size(), 3u);
   EXPECT_EQ(cols[0].at("tile_m"), "8");
+  EXPECT_EQ(cols[0].at("prefetch_ahead"), "0");
   EXPECT_EQ(cols[1].at("tile_m"), "1");
   EXPECT_EQ(cols[1].at("bands"), "1");
+  EXPECT_EQ(cols[2].at("tile_m"), "8");
+  EXPECT_EQ(cols[2].at("prefetch_ahead"), "2");
+  EXPECT_EQ(rows[0].at("prefetch_ahead"), "0") << "column sums only";
+  // 1 MiB: no prefetch, so no third point.
+  EXPECT_EQ(StartingCandidates(TemplateSpace("reduce_tiled", "reduce_cols_2d:m=512,n=512:f32")).size(), 2u);
 }
 
 // reduce_tiled's bands must divide m (the jammed band loops need equal bounds): the

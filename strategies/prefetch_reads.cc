@@ -1,5 +1,8 @@
 #include "strategies/prefetch_reads.h"
 
+#include <algorithm>
+#include <cstdint>
+
 #include "llvm/ADT/DenseMap.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -65,6 +68,69 @@ class LaterIteration {
   llvm::DenseMap<mlir::Value, mlir::Value> ahead_;
 };
 
+// A read the pass prefetches for: its memref and indices, the vector it reads,
+// and whether that vector's dimensions lie along the memref's trailing ones in
+// order (a vector.load's always do; a permuted transfer's do not).
+struct Read {
+  mlir::Operation* op;
+  mlir::Value base;
+  mlir::ValueRange indices;
+  mlir::VectorType type;
+  bool along_trailing_dims;
+};
+
+// Cache lines of 64 bytes (x86-64; most AArch64 cores too). More prefetches than
+// this for one read would mean a vector far larger than any tile a template makes.
+constexpr int64_t kLineBytes = 64;
+constexpr int64_t kMaxPrefetchesPerRead = 256;
+
+// Prefetches every line `read`, made at `indices` of `base`, covers: each row of
+// the vector (its last dimension, along the memref's last) line by line, rows along
+// the memref's trailing dimensions. A permuted transfer: only the line it starts at.
+mlir::LogicalResult PrefetchLines(mlir::OpBuilder& builder, const Read& read, mlir::Value base,
+                                  llvm::ArrayRef<mlir::Value> indices) {
+  const mlir::Location loc = read.op->getLoc();
+  auto prefetch = [&](llvm::ArrayRef<mlir::Value> at) {
+    mlir::memref::PrefetchOp::create(builder, loc, base, at, /*isWrite=*/false, kLocalityL2, /*isDataCache=*/true);
+  };
+  auto memref = llvm::cast<mlir::MemRefType>(base.getType());
+  const int64_t rank = memref.getRank(), vector_rank = read.type.getRank();
+  if (!read.along_trailing_dims || read.type.isScalable() || vector_rank == 0 || vector_rank > rank) {
+    prefetch(indices);
+    return mlir::success();
+  }
+  const int64_t element_bytes = std::max<int64_t>(1, memref.getElementTypeBitWidth() / 8);
+  const int64_t per_line = std::max<int64_t>(1, kLineBytes / element_bytes);
+  llvm::ArrayRef<int64_t> shape = read.type.getShape();
+  const int64_t lines = (shape.back() + per_line - 1) / per_line;
+  int64_t rows = 1;
+  for (int64_t extent : shape.drop_back()) rows *= extent;
+  if (rows * lines > kMaxPrefetchesPerRead)
+    return read.op->emitError("mtune-prefetch-reads: this read covers ")
+           << rows * lines << " cache lines, more than the " << kMaxPrefetchesPerRead << " it prefetches for one read";
+  auto plus = [&](mlir::Value index, int64_t offset) {
+    if (offset == 0) return index;
+    return builder.createOrFold<mlir::arith::AddIOp>(
+        loc, index, mlir::arith::ConstantIndexOp::create(builder, loc, offset));
+  };
+  for (int64_t row = 0; row < rows; ++row) {
+    llvm::SmallVector<mlir::Value> at(indices);
+    // The row's position along each leading vector dimension, last fastest.
+    int64_t rest = row;
+    for (int64_t dim = vector_rank - 2; dim >= 0; --dim) {
+      const int64_t memref_dim = rank - vector_rank + dim;
+      at[memref_dim] = plus(at[memref_dim], rest % shape[dim]);
+      rest /= shape[dim];
+    }
+    const mlir::Value row_start = at.back();
+    for (int64_t line = 0; line < lines; ++line) {
+      at.back() = plus(row_start, line * per_line);
+      prefetch(at);
+    }
+  }
+  return mlir::success();
+}
+
 class PrefetchReadsPass : public mlir::PassWrapper<PrefetchReadsPass, mlir::OperationPass<>> {
  public:
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(PrefetchReadsPass)
@@ -100,23 +166,20 @@ class PrefetchReadsPass : public mlir::PassWrapper<PrefetchReadsPass, mlir::Oper
     if (!iv.getType().isIndex()) return loop.emitError("mtune-prefetch-reads: needs an index-typed loop");
 
     // The reads: plain, masked (partial tiles) and transfer reads (a tile whose
-    // size the rotation made dynamic keeps its transfers) of memrefs. A masked row
-    // past the end prefetches an address past it, which a prefetch may do (it never
-    // faults, and LLVM's prefetch takes any pointer).
-    struct Read {
-      mlir::Operation* op;
-      mlir::Value base;
-      mlir::ValueRange indices;
-    };
+    // size the rotation made dynamic keeps its transfers, and column sums keep their
+    // 2-D ones until the final lowering) of memrefs. A masked row past the end
+    // prefetches an address past it, which a prefetch may do (it never faults, and
+    // LLVM's prefetch takes any pointer).
     llvm::SmallVector<Read> reads;
     loop.getBody()->walk([&](mlir::Operation* op) {
       if (auto load = llvm::dyn_cast<mlir::vector::LoadOp>(op))
-        reads.push_back({op, load.getBase(), load.getIndices()});
+        reads.push_back({op, load.getBase(), load.getIndices(), load.getVectorType(), true});
       else if (auto masked = llvm::dyn_cast<mlir::vector::MaskedLoadOp>(op))
-        reads.push_back({op, masked.getBase(), masked.getIndices()});
+        reads.push_back({op, masked.getBase(), masked.getIndices(), masked.getVectorType(), true});
       else if (auto transfer = llvm::dyn_cast<mlir::vector::TransferReadOp>(op);
                transfer && llvm::isa<mlir::MemRefType>(transfer.getBase().getType()))
-        reads.push_back({op, transfer.getBase(), transfer.getIndices()});
+        reads.push_back({op, transfer.getBase(), transfer.getIndices(), transfer.getVectorType(),
+                         transfer.getPermutationMap().isMinorIdentity()});
     });
 
     // later = i + D * step where that is still an iteration, else i.
@@ -151,8 +214,7 @@ class PrefetchReadsPass : public mlir::PassWrapper<PrefetchReadsPass, mlir::Oper
         return read.op->emitError("mtune-prefetch-reads: cannot recompute this read's address for a later "
                                   "iteration (an op with side effects or regions in between)");
       if (!moves) continue;  // the same address every iteration: nothing ahead to fetch
-      mlir::memref::PrefetchOp::create(builder, read.op->getLoc(), base, indices, /*isWrite=*/false, kLocalityL2,
-                                       /*isDataCache=*/true);
+      if (mlir::failed(PrefetchLines(builder, read, base, indices))) return mlir::failure();
       ++prefetched;
     }
     if (prefetched == 0)

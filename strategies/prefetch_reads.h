@@ -9,9 +9,10 @@ namespace mtune::strategies {
 
 // An scf.for carrying this i64 attribute D > 0 gets, before every read of a memref
 // in its body (vector.load, vector.maskedload, vector.transfer_read; nested loops
-// included) whose address depends on its induction variable i, a `memref.prefetch`
-// (read, locality 2: the L2, data) of the address that read starts at in iteration
-// i + D * step, or in i itself where that is past the loop's end. The pass removes
+// included) whose address depends on its induction variable i, `memref.prefetch`es
+// (read, locality 2: the L2, data) of the 64-byte lines that read covers in
+// iteration i + D * step, or in i itself where that is past the loop's end (of a
+// permuted transfer read, the line it starts at only). The pass removes
 // the attribute; D = 0 leaves the loop as it is. A marked loop with no such read is
 // an error, as is index arithmetic it cannot recompute for the later iteration (an
 // op with side effects or regions in between): a candidate that asks for

@@ -43,10 +43,12 @@
 // (0.2-0.36x of innerparallel), so they only have innerparallel.
 module attributes {transform.with_named_sequence} {
   // Start points (proposed right after the default, see strategies/knob_space.h): a
-  // column sum takes 1-row tiles as one more trial; a row sum (whose default already
-  // has 1-row tiles) takes them without bands, the best unbanded row sum measured.
+  // column sum takes 1-row tiles as one more trial, and prefetches 2 steps ahead
+  // (where its input reaches 4 MiB; see prefetch_ahead) as another; a row sum (whose
+  // default already has 1-row tiles) takes them without bands, the best unbanded row
+  // sum measured.
   transform.named_sequence @__transform_main(%root: !transform.any_op {transform.consumed})
-      attributes {mtune.start_points = [{tile_m = 1 : i64}, {bands = 1 : i64}]} {
+      attributes {mtune.start_points = [{tile_m = 1 : i64}, {bands = 1 : i64}, {prefetch_ahead = 2 : i64}]} {
     %sum = transform.structured.match ops{["linalg.reduce"]} in %root : (!transform.any_op) -> !transform.any_op
     // Bands (row sums): the rows are split into B bands of m / B rows (a forall of B
     // iterations here), and after bufferization the band loop is unrolled and jammed
@@ -88,9 +90,38 @@ module attributes {transform.with_named_sequence} {
     // tile_n is read only without a split (a split row tile spans the whole row):
     // with a split it stays at its default, so that one code is one candidate.
     %tn = transform.tune.knob<"tile_n"> = 32 from options = [8, 16, 32, 64, 128] {mtune.only_with = {split_reduction = ["none"]}} -> !transform.param<i64>
+    // Software prefetch (column sums): each step of the loop over rows of tiles
+    // prefetches into the L2 the lines the tiles prefetch_ahead steps (of tile_m
+    // rows) later read (mtune's `mtune-prefetch-reads` pass, at the end;
+    // libMtunePlugin.so gives it to mlir-opt). 0: none. A tile reads tile_m rows
+    // 16 KiB apart (4096 columns) side by side, which the hardware prefetchers follow
+    // poorly once the input is out of the L3. Against the same default tiles without
+    // it (mtune-bench-families --trials 0 --rounds 7 --variant, 32 MiB L3): 2 steps
+    // ahead ran 2048x4096 (32 MiB) at 1.28x, 4096x2048 1.43x, 4096^2 1.30x; 16 MiB
+    // (2048^2, 1024x4096) 0.95x; 4 and 8 MiB 0.82-0.85x. The template cannot see the
+    // L3, so the default is without it and a start point tries 2 steps ahead. Only
+    // where the input reaches 4 MiB (below that it is read from the caches) and with
+    // more than one row of tiles (else the loop folds away).
+    %pf = transform.tune.knob<"prefetch_ahead"> = 0 from options = [0, 2, 4, 8] {mtune.only_for = ["reduce_cols_2d"], mtune.otherwise = 0 : i64} -> !transform.param<i64>
+    transform.smt.constrain_params(%pf, %tm) {mtune.rule = "prefetch_ahead only where the input reaches 4 MiB, with more than one row of tiles"}
+        : (!transform.param<i64>, !transform.param<i64>) -> () {
+    ^bb0(%ahead: !smt.int, %r: !smt.int):
+      %m = smt.declare_fun "m" : !smt.int
+      %n = smt.declare_fun "n" : !smt.int
+      %elem = smt.declare_fun "elem_bytes" : !smt.int
+      %zero = smt.int.constant 0
+      %bytes = smt.int.mul %m, %n, %elem
+      %limit = smt.int.constant 4194304
+      %big = smt.int.cmp ge %bytes, %limit
+      %several = smt.int.cmp gt %m, %r
+      %ok = smt.and %big, %several
+      %on = smt.distinct %ahead, %zero : !smt.int
+      %valid = smt.implies %on, %ok
+      smt.assert %valid
+    }
     transform.tune.alternatives<"split_reduction"> selected_region = 4 attributes {mtune.labels = ["none", "4", "8", "16", "32"], mtune.only_for = ["reduce_rows_2d"], mtune.otherwise = "none", mtune.splits = "n"} {
-      transform.include @tile_and_vectorize failures(propagate) (%op, %tm, %tn)
-        : (!transform.any_op, !transform.param<i64>, !transform.param<i64>) -> ()
+      transform.include @tile_and_vectorize failures(propagate) (%op, %tm, %tn, %pf)
+        : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>) -> ()
     }, {
       %s = transform.param.constant 4 : i64 -> !transform.param<i64>
       %rows = transform.structured.match ops{["linalg.reduce"]} attributes {dimensions = array<i64: 1>} in %root : (!transform.any_op) -> !transform.any_op
@@ -106,8 +137,8 @@ module attributes {transform.with_named_sequence} {
       %cols = transform.structured.match ops{["linalg.reduce"]} attributes {dimensions = array<i64: 0>} in %root : (!transform.any_op) -> !transform.any_op
       transform.foreach %cols : !transform.any_op {
       ^bb0(%c: !transform.any_op):
-        transform.include @tile_and_vectorize failures(propagate) (%c, %tm, %tn)
-          : (!transform.any_op, !transform.param<i64>, !transform.param<i64>) -> ()
+        transform.include @tile_and_vectorize failures(propagate) (%c, %tm, %tn, %pf)
+          : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>) -> ()
       }
     }, {
       %s = transform.param.constant 8 : i64 -> !transform.param<i64>
@@ -124,8 +155,8 @@ module attributes {transform.with_named_sequence} {
       %cols = transform.structured.match ops{["linalg.reduce"]} attributes {dimensions = array<i64: 0>} in %root : (!transform.any_op) -> !transform.any_op
       transform.foreach %cols : !transform.any_op {
       ^bb0(%c: !transform.any_op):
-        transform.include @tile_and_vectorize failures(propagate) (%c, %tm, %tn)
-          : (!transform.any_op, !transform.param<i64>, !transform.param<i64>) -> ()
+        transform.include @tile_and_vectorize failures(propagate) (%c, %tm, %tn, %pf)
+          : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>) -> ()
       }
     }, {
       %s = transform.param.constant 16 : i64 -> !transform.param<i64>
@@ -142,8 +173,8 @@ module attributes {transform.with_named_sequence} {
       %cols = transform.structured.match ops{["linalg.reduce"]} attributes {dimensions = array<i64: 0>} in %root : (!transform.any_op) -> !transform.any_op
       transform.foreach %cols : !transform.any_op {
       ^bb0(%c: !transform.any_op):
-        transform.include @tile_and_vectorize failures(propagate) (%c, %tm, %tn)
-          : (!transform.any_op, !transform.param<i64>, !transform.param<i64>) -> ()
+        transform.include @tile_and_vectorize failures(propagate) (%c, %tm, %tn, %pf)
+          : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>) -> ()
       }
     }, {
       %s = transform.param.constant 32 : i64 -> !transform.param<i64>
@@ -160,8 +191,8 @@ module attributes {transform.with_named_sequence} {
       %cols = transform.structured.match ops{["linalg.reduce"]} attributes {dimensions = array<i64: 0>} in %root : (!transform.any_op) -> !transform.any_op
       transform.foreach %cols : !transform.any_op {
       ^bb0(%c: !transform.any_op):
-        transform.include @tile_and_vectorize failures(propagate) (%c, %tm, %tn)
-          : (!transform.any_op, !transform.param<i64>, !transform.param<i64>) -> ()
+        transform.include @tile_and_vectorize failures(propagate) (%c, %tm, %tn, %pf)
+          : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>) -> ()
       }
     }
     %bufferized = transform.bufferization.one_shot_bufferize %root {memcpy_op = "linalg.copy"} : (!transform.any_op) -> !transform.any_op
@@ -211,14 +242,36 @@ module attributes {transform.with_named_sequence} {
       transform.apply_patterns.vector.lower_shape_cast
       transform.apply_patterns.canonicalization
     } : !transform.any_op
+    transform.include @prefetch_reads failures(propagate) (%kernel, %pf) : (!transform.any_op, !transform.param<i64>) -> ()
+    transform.yield
+  }
+  // prefetch_ahead > 0: runs mtune-prefetch-reads on the kernel, then CSE (the pass
+  // recomputes each read's later address on its own); a sequence that propagates
+  // failures, so that a failed check skips it, inside one that suppresses that
+  // failure (not the pass's error diagnostic: the worker records it).
+  transform.named_sequence @prefetch_reads(%kernel: !transform.any_op {transform.consumed},
+      %pf: !transform.param<i64> {transform.readonly}) {
+    %zero = transform.param.constant 0 : i64 -> !transform.param<i64>
+    transform.sequence %kernel : !transform.any_op failures(suppress) {
+    ^bb0(%k: !transform.any_op):
+      transform.sequence %k : !transform.any_op failures(propagate) {
+      ^bb1(%k2: !transform.any_op):
+        transform.match.param.cmpi gt %pf, %zero : !transform.param<i64>
+        %prefetched = transform.apply_registered_pass "mtune-prefetch-reads" to %k2 : (!transform.any_op) -> !transform.any_op
+        transform.apply_cse to %prefetched : !transform.any_op
+      }
+    }
     transform.yield
   }
   // No split: tile by tile_m x tile_n and vectorize each tile at that shape into a
-  // multi_reduction accumulating into the output slice (masked partial tiles).
+  // multi_reduction accumulating into the output slice (masked partial tiles). The
+  // loop over rows of tiles carries prefetch_ahead for mtune-prefetch-reads.
   transform.named_sequence @tile_and_vectorize(%op: !transform.any_op {transform.consumed},
-      %tm: !transform.param<i64> {transform.readonly}, %tn: !transform.param<i64> {transform.readonly}) {
+      %tm: !transform.param<i64> {transform.readonly}, %tn: !transform.param<i64> {transform.readonly},
+      %pf: !transform.param<i64> {transform.readonly}) {
     %tiled, %loops:2 = transform.structured.tile_using_for %op tile_sizes [%tm, %tn]
       : (!transform.any_op, !transform.param<i64>, !transform.param<i64>) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    transform.annotate %loops#0 "mtune.prefetch_ahead" = %pf : !transform.any_op, !transform.param<i64>
     transform.structured.vectorize %tiled vector_sizes [%tm, %tn] : !transform.any_op, !transform.param<i64>, !transform.param<i64>
     transform.yield
   }

@@ -35,3 +35,23 @@ func.func @none(%in: memref<64xf32>, %out: memref<64xf32>) {
   } {mtune.prefetch_ahead = 0 : i64}
   return
 }
+
+// A 2-D transfer read of 4 rows x 32 floats (128 bytes: two lines each) steps over
+// rows: a prefetch per line, rows along the memref's rows, 1 step ahead.
+func.func @rows(%in: memref<64x256xf32>, %out: memref<256xf32>) {
+  %c0 = arith.constant 0 : index
+  %c4 = arith.constant 4 : index
+  %c32 = arith.constant 32 : index
+  %c64 = arith.constant 64 : index
+  %c256 = arith.constant 256 : index
+  %cst = arith.constant 0.0 : f32
+  scf.for %r = %c0 to %c64 step %c4 {
+    scf.for %c = %c0 to %c256 step %c32 {
+      %t = vector.transfer_read %in[%r, %c], %cst {in_bounds = [true, true]} : memref<64x256xf32>, vector<4x32xf32>
+      %acc = vector.load %out[%c] : memref<256xf32>, vector<32xf32>
+      %s = vector.multi_reduction <add>, %t, %acc [0] : vector<4x32xf32> to vector<32xf32>
+      vector.store %s, %out[%c] : memref<256xf32>, vector<32xf32>
+    }
+  } {mtune.prefetch_ahead = 1 : i64}
+  return
+}
