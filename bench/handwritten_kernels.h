@@ -12,7 +12,8 @@
 //     tiles, then 7 outputs x 64 f accumulators, taps and channels inside (7 x 64 is
 //     the tile mtune's 9x9x512 kernel runs);
 //   - reduce_cols_2d: rows outer, 8 at a time, added to 32 output columns per step
-//     (mtune's default 8 x 32 tiles).
+//     (mtune's default 8 x 32 tiles), from 4 MiB of input prefetching into the L2
+//     the rows two steps ahead (mtune's prefetch_ahead = 2, session 42).
 // The convolutions add into the output, like the linalg ops; the column sum overwrites
 // it, like the libraries beside it.
 #pragma once

@@ -17,11 +17,13 @@
 namespace mtune::strategies {
 namespace {
 
-// Locality 2 = prefetcht1 on x86: into the L2, not the L1. Why: a transpose beyond
-// the L3 reads 32-64 input rows at once, which the hardware prefetchers do not
-// follow; prefetching them into the L2 ran a standalone AVX-512 transpose at 1.2x
-// (27-29 GB/s against 22-23, bench/HISTORY session 41), where prefetching into the
-// L1 gained nothing (its 8 ways cannot hold lines of 32 rows 16 KiB apart).
+// Locality 2 = prefetcht1 on x86: into the L2, not the L1. Why: tiles beyond the L3
+// that read many rows far apart side by side (a transpose's 64 input rows, a column
+// sum's 8) are followed poorly by the hardware prefetchers; prefetching their next
+// rows into the L2 ran a 2048x4096 transpose at 1.4x and column sums at 1.3x
+// (bench/HISTORY session 42), where prefetching into the L1 gained nothing in a
+// standalone transpose (session 41: its 8 ways cannot hold lines of 32 rows 16 KiB
+// apart).
 constexpr uint32_t kLocalityL2 = 2;
 
 // Recomputes values of one loop iteration for a later one: `Ahead(v)` is v with
@@ -40,7 +42,8 @@ class LaterIteration {
     if (auto it = ahead_.find(v); it != ahead_.end()) return it->second;
     mlir::Operation* def = v.getDefiningOp();
     // Block arguments (inner induction variables) and values from outside the loop
-    // stay as they are: they dominate every load in the loop.
+    // stay as they are: they dominate every read they reach. (An inner loop's
+    // carried value stays this iteration's: a prefetch is a hint.)
     if (def == nullptr || !loop_->isProperAncestor(def)) return v;
     llvm::SmallVector<mlir::Value> operands;
     bool changed = false;
