@@ -55,7 +55,9 @@ TEST(FamilySuite, DefaultSuiteCoversTheIssuesFamilies) {
   for (const strategies::Problem& p : *problems) {
     families.insert(p.family);
     matmuls += p.family.rfind("matmul", 0) == 0;
-    if (p.family.rfind("conv_", 0) == 0) EXPECT_GE(p.Dim("c"), 32) << p.Key();
+    if (p.family.rfind("conv_", 0) == 0) {
+      EXPECT_GE(p.Dim("c"), 32) << p.Key();
+    }
   }
   EXPECT_GE(matmuls, 12);
   for (const char* f : {"matmul", "matmul_transpose_a", "matmul_transpose_b", "conv_1d_nwc_wcf",
@@ -176,7 +178,9 @@ TEST(BenchFamilies, TinyRunVerifiesEveryBaselineAndPrintsTheTable) {
                              "%roof", "geomean of 1", "goals", "verification"})
     EXPECT_THAT(log, HasSubstr(header));
 
-  if (__builtin_cpu_supports("avx512f")) EXPECT_THAT(log, HasSubstr("hand-written AVX-512 loops"));
+  if (__builtin_cpu_supports("avx512f")) {
+    EXPECT_THAT(log, HasSubstr("hand-written AVX-512 loops"));
+  }
 
   const nlohmann::json root = nlohmann::json::parse(testing::ReadFile(json_path));
   ASSERT_EQ(root["problems"].size(), 8u);

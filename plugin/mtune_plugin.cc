@@ -3,8 +3,9 @@
 // their function are outlined first; the same dispatch as the exported
 // transform library).
 //
-//   mlir-opt-22 --load-pass-plugin=libMtunePlugin.so \
+//   mlir-opt-22 --load-pass-plugin=libMtunePlugin.so
 //     --pass-pipeline='builtin.module(mtune-apply{db=best.sqlite report=true})' in.mlir
+//   (one command line)
 //
 // It also registers mtune's own passes that strategies run through
 // transform.apply_registered_pass (`mtune-rotate-tiles` and `mtune-prefetch-reads`

@@ -29,7 +29,7 @@ class SearchBase : public SearchAlgorithm {
 
   // Whether to stop after `consecutive` rejected candidates in a row; orders that
   // never end (random sampling) must eventually say yes.
-  virtual bool GiveUp(uint64_t consecutive) const { return false; }
+  virtual bool GiveUp(uint64_t /*consecutive*/) const { return false; }
 
   const Space& space() const { return space_; }
 

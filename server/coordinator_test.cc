@@ -124,7 +124,9 @@ std::vector<std::string> TuneAtRisingSpeeds(Coordinator& coordinator, const std:
   std::vector<std::string> hashes;
   for (uint32_t i = 1; searched.ok() && i <= trials; ++i)
     hashes.push_back(MeasureNext(coordinator, worker, 10.0 * i));
-  if (searched.ok()) EXPECT_EQ(coordinator.GetJob(searched->id())->state(), mtune::v1::JOB_STATE_SUCCEEDED);
+  if (searched.ok()) {
+    EXPECT_EQ(coordinator.GetJob(searched->id())->state(), mtune::v1::JOB_STATE_SUCCEEDED);
+  }
   return hashes;
 }
 

@@ -1095,8 +1095,9 @@ TEST(KnobSpace, CopyAndReduceTemplatesOfferPeelingSplitReductionAndUnrolling) {
     values["split_reduction"] = option;
     auto script = Instantiate(reduce_tpl->text, *rows, values);
     ASSERT_TRUE(script.ok()) << option << ": " << script.status();
-    if (option != "none")
+    if (option != "none") {
       EXPECT_NE(script->find("tile_reduction_using_for"), std::string::npos) << option;
+    }
   }
   // A column sum has one option each for the choices only row sums have: every split
   // region compiles it as `none`, and innerreduction would transpose every tile.
@@ -1156,8 +1157,12 @@ TEST(KnobSpace, CopyTemplateBlocksTransposesAndStreamsStoresBeyondTheL2) {
   // the L3, which the constraint cannot see), under the transposes' constraint.
   const KnobSpace copy = space_for("copy_2d:m=2048,n=4096:f32");
   for (const KnobSpec& k : copy.knobs) {
-    if (k.name == "block_r" || k.name == "block_c") EXPECT_EQ(k.options, std::vector<std::string>{"0"}) << k.name;
-    if (k.name == "nt_stores") EXPECT_EQ(k.options, (std::vector<std::string>{"0", "1"}));
+    if (k.name == "block_r" || k.name == "block_c") {
+      EXPECT_EQ(k.options, std::vector<std::string>{"0"}) << k.name;
+    }
+    if (k.name == "nt_stores") {
+      EXPECT_EQ(k.options, (std::vector<std::string>{"0", "1"}));
+    }
   }
   KnobValues streamed = *DefaultCandidate(copy);
   streamed["nt_stores"] = "1";

@@ -3,8 +3,8 @@
 // plus an entry point that dispatches every matching op to its tuned sequence.
 //
 // How the dispatch works (all upstream transform ops, runs in plain mlir-opt):
-//   mlir-opt --transform-preload-library=transform-library-paths=LIB.mlir \
-//            --transform-interpreter payload.mlir
+//   mlir-opt --transform-preload-library=transform-library-paths=LIB.mlir
+//            --transform-interpreter payload.mlir   (one command line)
 // `@__transform_main` first collects the functions holding two or more linalg
 // ops (%shared). Then, for each tuned problem, `transform.structured.match`
 // finds exactly the ops of that problem (op name, indexing maps / strides /

@@ -119,7 +119,9 @@ class Faults : public ::testing::Test {
         << coordinator_->Log();
     const std::string port = ReadFile(dir_ + "/port");
     const int bound = std::stoi(port.substr(0, port.find('\n')));
-    if (port_ != 0) ASSERT_EQ(bound, port_) << "restarted on another port";
+    if (port_ != 0) {
+      ASSERT_EQ(bound, port_) << "restarted on another port";
+    }
     port_ = bound;
     address_ = "127.0.0.1:" + std::to_string(port_);
     tuner_ = mtune::v1::Tuner::NewStub(

@@ -386,7 +386,9 @@ TEST_F(Cluster, SearchBudgetsReplayAndExplainThroughTheCli) {
   const bool held = confirmed.message().find("its best 2 measured again") != std::string::npos;
   EXPECT_TRUE(held || confirmed.message().find("confirmation budget of 6 spent") != std::string::npos)
       << confirmed.message();
-  if (held) EXPECT_NE(out.find("times; the figures above are their median"), std::string::npos) << out;
+  if (held) {
+    EXPECT_NE(out.find("times; the figures above are their median"), std::string::npos) << out;
+  }
   // submit --confirm: the search, then its confirmation, then the best.
   ASSERT_EQ(RunCommand(cli + "submit" + at + " --problem " + kSmallProblem +
                            " --search random --trials 3 --confirm 1",

@@ -56,8 +56,8 @@ void RaiseInjectedFaultBeforeKernel(const std::string& kind) {
       asm volatile("" : : "r"(chunk) : "memory");  // keep it (and the store)
     }
   } else if (kind == "hang") {
-    for (volatile uint64_t spin = 0;; spin = spin + 1) {
-    }
+    volatile uint64_t spin = 0;
+    while (true) spin = spin + 1;
   }
 }
 
