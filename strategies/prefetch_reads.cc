@@ -89,7 +89,8 @@ constexpr int64_t kMaxPrefetchesPerRead = 256;
 
 // Prefetches every line `read`, made at `indices` of `base`, covers: each row of
 // the vector (its last dimension, along the memref's last) line by line, rows along
-// the memref's trailing dimensions. A permuted transfer: only the line it starts at.
+// the memref's trailing dimensions. A permuted transfer, or elements of no fixed
+// width (index): only the line it starts at.
 mlir::LogicalResult PrefetchLines(mlir::OpBuilder& builder, const Read& read, mlir::Value base,
                                   llvm::ArrayRef<mlir::Value> indices) {
   const mlir::Location loc = read.op->getLoc();
@@ -98,7 +99,8 @@ mlir::LogicalResult PrefetchLines(mlir::OpBuilder& builder, const Read& read, ml
   };
   auto memref = llvm::cast<mlir::MemRefType>(base.getType());
   const int64_t rank = memref.getRank(), vector_rank = read.type.getRank();
-  if (!read.along_trailing_dims || read.type.isScalable() || vector_rank == 0 || vector_rank > rank) {
+  if (!read.along_trailing_dims || read.type.isScalable() || vector_rank == 0 || vector_rank > rank ||
+      !memref.getElementType().isIntOrFloat()) {
     prefetch(indices);
     return mlir::success();
   }

@@ -55,3 +55,15 @@ func.func @rows(%in: memref<64x256xf32>, %out: memref<256xf32>) {
   } {mtune.prefetch_ahead = 1 : i64}
   return
 }
+
+// Elements of no fixed width (index): one prefetch, of the line the read starts at.
+func.func @index_elements(%in: memref<64xindex>, %out: memref<64xindex>) {
+  %c0 = arith.constant 0 : index
+  %c4 = arith.constant 4 : index
+  %c64 = arith.constant 64 : index
+  scf.for %i = %c0 to %c64 step %c4 {
+    %v = vector.load %in[%i] : memref<64xindex>, vector<4xindex>
+    vector.store %v, %out[%i] : memref<64xindex>, vector<4xindex>
+  } {mtune.prefetch_ahead = 1 : i64}
+  return
+}
