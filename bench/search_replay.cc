@@ -19,6 +19,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "bench/ground_truth_table.h"
+#include "bench/replay_stats.h"
 #include "nlohmann/json.hpp"
 #include "search/search.h"
 #include "strategies/features.h"
@@ -27,7 +28,13 @@
 
 namespace {
 
+using mtune::bench::Median;
 using mtune::search::Point;
+
+// Bootstrap resamples behind each interval printed (fixed seed: a replay's figures
+// stay the same from run to run).
+constexpr uint32_t kResamples = 4000;
+constexpr double kIntervalLevel = 0.9;
 
 struct Replay {
   // Best-so-far after each trial (0 before any OK result).
@@ -163,12 +170,6 @@ absl::StatusOr<PriorTable> ReadPriorTable(const std::string& path) {
   return prior;
 }
 
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n == 0 ? NAN : n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 // First trial (1-based) whose best reaches `fraction` of the optimum; beyond the run
 // (never reached) counts as one more than the candidates there are.
 double TrialsTo(const Replay& r, double optimum, double fraction, size_t never) {
@@ -280,6 +281,12 @@ int main(int argc, char** argv) {
       truth.by_index[row.index] = &row;
       if (row.status == "OK") ++ok, truth.optimum = std::max(truth.optimum, row.gflops);
     }
+    size_t within95 = 0, within99 = 0;
+    for (const auto& [index, row] : truth.by_index) {
+      if (row->status != "OK") continue;
+      within95 += row->gflops >= 0.95 * truth.optimum;
+      within99 += row->gflops >= 0.99 * truth.optimum;
+    }
     // Warm-start seeds, for every algorithm alike: the fastest candidates of each prior
     // table that map to a candidate of this table (else constraints pruned it here).
     for (const PriorTable& prior : priors) {
@@ -305,9 +312,18 @@ int main(int argc, char** argv) {
     if (!options.seeds_first.empty())
       printf("every algorithm first proposes %zu warm-start seeds (the %u fastest of each prior table, mapped)\n",
              options.seeds_first.size(), warm_seeds);
-    printf("%-11s %12s %12s %16s %16s %12s\n", "algorithm", "trials->95%", "trials->99%",
+    // Random search draws valid candidates uniformly without replacement, so its
+    // trials to a goal follow a known distribution: its median is exact, and it is
+    // the yardstick a goal against random is best measured by (no seed luck in it).
+    const uint64_t random95 = mtune::bench::RandomTrialsQuantile(n, within95, 0.5);
+    const uint64_t random99 = mtune::bench::RandomTrialsQuantile(n, within99, 0.5);
+    printf("%zu candidates within 95%% of the best, %zu within 99%%; random search's exact median: "
+           "%llu trials to 95%%, %llu to 99%%\n",
+           within95, within99, static_cast<unsigned long long>(random95), static_cast<unsigned long long>(random99));
+    printf("%-11s %12s %15s %12s %16s %16s %12s\n", "algorithm", "trials->95%", "90% interval", "trials->99%",
            "best@5% (% opt)", "p(95% by 5%)", "search ms/tr");
     std::map<std::string, double> median95;
+    std::map<std::string, mtune::bench::Interval> interval95;
     for (absl::string_view name : absl::StrSplit(algorithms, ',', absl::SkipEmpty())) {
       std::vector<double> t95, t99, at5, hit;
       double search_s = 0, trials = 0;
@@ -331,17 +347,30 @@ int main(int argc, char** argv) {
       for (double h : hit) p_hit += h;
       p_hit /= hit.size();
       median95[std::string(name)] = Median(t95);
-      printf("%-11s %12.1f %12.1f %16.1f %16.2f %12.3f\n", std::string(name).c_str(), Median(t95),
-             Median(t99), Median(at5), p_hit, 1e3 * search_s / std::max(1.0, trials));
+      const mtune::bench::Interval i95 = mtune::bench::BootstrapMedianInterval(t95, kIntervalLevel, kResamples, 1);
+      interval95[std::string(name)] = i95;
+      const std::string interval = absl::StrFormat("[%g, %g]", i95.low, i95.high);
+      printf("%-11s %12.1f %15s %12.1f %16.1f %16.2f %12.3f\n", std::string(name).c_str(), Median(t95),
+             interval.c_str(), Median(t99), Median(at5), p_hit, 1e3 * search_s / std::max(1.0, trials));
       report.push_back({{"table", path}, {"problem", truth.problem.Key()}, {"candidates", n},
                         {"algorithm", std::string(name)}, {"prior", priors_used}, {"seeds", seeds}, {"first_seed", first_seed}, {"batch", batch},
                         {"median_trials_to_95", Median(t95)}, {"median_trials_to_99", Median(t99)},
+                        {"median_trials_to_95_interval90", {i95.low, i95.high}}, {"trials_to_95", t95},
+                        {"within_95", within95}, {"within_99", within99},
+                        {"random_exact_median_to_95", random95}, {"random_exact_median_to_99", random99},
                         {"median_best_at_5pct", Median(at5)}, {"p_95_within_5pct", p_hit},
                         {"search_ms_per_trial", 1e3 * search_s / std::max(1.0, trials)}});
     }
     printf("5%% of the space = %zu trials.", five_percent);
     if (median95.contains("random") && median95.contains("model"))
       printf(" random/model trials to 95%%: %.1fx (goal >= 3).", median95["random"] / median95["model"]);
+    if (median95.contains("model")) {
+      // Against random's exact median, the only uncertainty left is the model's own
+      // median over these seeds (its interval, inverted).
+      const mtune::bench::Interval m = interval95["model"];
+      printf(" exact random/model: %.1fx (90%% interval %.1f-%.1fx).", random95 / median95["model"], random95 / m.high,
+             random95 / m.low);
+    }
     if (median95.contains("random") && median95.contains("genetic"))
       printf(" random/genetic: %.1fx (goal > 1).", median95["random"] / median95["genetic"]);
     printf("\n");
