@@ -8,7 +8,7 @@ namespace mtune::bench {
 
 double RandomMissProbability(uint64_t candidates, uint64_t good, uint64_t draws) {
   if (good == 0) return 1.0;
-  if (draws > candidates - good) return 0.0;
+  if (good >= candidates || draws > candidates - good) return draws == 0 ? 1.0 : 0.0;
   // P(miss after t) = prod_{i < t} (n - k - i) / (n - i).
   double miss = 1.0;
   for (uint64_t i = 0; i < draws; ++i)
@@ -18,6 +18,8 @@ double RandomMissProbability(uint64_t candidates, uint64_t good, uint64_t draws)
 
 uint64_t RandomTrialsQuantile(uint64_t candidates, uint64_t good, double q) {
   if (good == 0 || good > candidates) return candidates + 1;
+  // The same product as RandomMissProbability, kept running (calling it per t would
+  // be quadratic in the candidates).
   double miss = 1.0;
   for (uint64_t t = 1; t <= candidates - good + 1; ++t) {
     miss *= static_cast<double>(candidates - good - (t - 1)) / static_cast<double>(candidates - (t - 1));
