@@ -10,11 +10,13 @@
 #include <cstdio>
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "CLI/CLI.hpp"
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
@@ -139,11 +141,16 @@ Replay Run(const Truth& truth, const std::string& algorithm, uint64_t seed, size
 
 // A prior table's rows as transfer results for `model`: features against the prior
 // table's own problem (free knobs, as Run computes them), scores relative to its
-// best. Only tables of the same template are used: its knobs are what features name.
+// best. Only tables of the same template are used: its knobs are what features name
+// (another version of it, with a knob more or less, is laid out by feature name).
 struct PriorTable {
   std::string problem_key;
   std::string template_name;
-  std::vector<mtune::search::PriorResult> results;
+  struct Row {
+    std::vector<mtune::strategies::NamedFeature> features;
+    double relative_score = 0;
+  };
+  std::vector<Row> rows;
   // Its OK candidates, fastest first (what a warm start proposes first).
   std::vector<mtune::search::KnobValues> fastest;
 };
@@ -161,8 +168,8 @@ absl::StatusOr<PriorTable> ReadPriorTable(const std::string& path) {
   for (const auto& row : table->rows) {
     auto values = mtune::search::ValuesFromPoint(table->space, mtune::search::PointAtIndex(table->space, row.index));
     if (!values.ok()) continue;
-    prior.results.push_back({mtune::strategies::CandidateFeatures(*problem, *values),
-                             row.status == "OK" && best > 0 ? row.gflops / best : 0.0});
+    prior.rows.push_back({mtune::strategies::NamedCandidateFeatures(*problem, *values),
+                          row.status == "OK" && best > 0 ? row.gflops / best : 0.0});
     if (row.status == "OK") ok.emplace_back(row.gflops, *values);
   }
   std::stable_sort(ok.begin(), ok.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
@@ -266,6 +273,15 @@ int main(int argc, char** argv) {
     truth.problem = *problem;
     mtune::search::SearchOptions options = base;
     std::vector<std::string> priors_used;
+    // The names of this table's feature rows, which prior rows are laid out as.
+    std::vector<std::string> feature_names;
+    if (!truth.table.rows.empty()) {
+      auto values = mtune::search::ValuesFromPoint(
+          truth.table.space, mtune::search::PointAtIndex(truth.table.space, truth.table.rows.front().index));
+      if (values.ok())
+        feature_names = mtune::strategies::FeatureNames(mtune::strategies::NamedCandidateFeatures(truth.problem, *values));
+    }
+    std::set<std::string> names_lacking;  // this table's feature names a prior row lacks
     for (const PriorTable& prior : priors) {
       if (prior.problem_key == truth.problem.Key()) continue;
       if (prior.template_name != truth.table.header["template"]) {
@@ -273,7 +289,12 @@ int main(int argc, char** argv) {
                 prior.problem_key.c_str(), prior.template_name.c_str(), truth.table.header["template"].c_str());
         return 1;
       }
-      options.prior.insert(options.prior.end(), prior.results.begin(), prior.results.end());
+      for (const PriorTable::Row& row : prior.rows) {
+        std::vector<double> features = mtune::strategies::FeaturesAs(row.features, feature_names);
+        for (size_t i = 0; i < features.size(); ++i)
+          if (std::isnan(features[i])) names_lacking.insert(feature_names[i]);
+        options.prior.push_back({std::move(features), row.relative_score});
+      }
       priors_used.push_back(prior.problem_key);
     }
     size_t ok = 0;
@@ -307,8 +328,10 @@ int main(int argc, char** argv) {
            std::string(mtune::strategies::FigureUnit(truth.problem)).c_str(), seeds,
            static_cast<unsigned long long>(first_seed), batch);
     if (!priors_used.empty())
-      printf("model learns first from the results of %s (%zu rows)\n", absl::StrJoin(priors_used, ", ").c_str(),
-             options.prior.size());
+      printf("model learns first from the results of %s (%zu rows%s)\n", absl::StrJoin(priors_used, ", ").c_str(),
+             options.prior.size(),
+             names_lacking.empty() ? ""
+                                   : absl::StrCat("; missing there: ", absl::StrJoin(names_lacking, " ")).c_str());
     if (!options.seeds_first.empty())
       printf("every algorithm first proposes %zu warm-start seeds (the %u fastest of each prior table, mapped)\n",
              options.seeds_first.size(), warm_seeds);
@@ -357,7 +380,8 @@ int main(int argc, char** argv) {
       printf("%-11s %12.1f %15s %12.1f %16.1f %16.2f %12.3f\n", std::string(name).c_str(), Median(t95),
              interval.c_str(), Median(t99), Median(at5), p_hit, 1e3 * search_s / std::max(1.0, trials));
       report.push_back({{"table", path}, {"problem", truth.problem.Key()}, {"candidates", n},
-                        {"algorithm", std::string(name)}, {"prior", priors_used}, {"seeds", seeds}, {"first_seed", first_seed}, {"batch", batch},
+                        {"algorithm", std::string(name)}, {"prior", priors_used}, {"prior_rows", options.prior.size()},
+                        {"prior_missing_features", names_lacking}, {"seeds", seeds}, {"first_seed", first_seed}, {"batch", batch},
                         {"median_trials_to_95", Median(t95)}, {"median_trials_to_99", Median(t99)},
                         {"median_trials_to_95_interval90", {i95.low, i95.high}}, {"trials_to_95", t95},
                         {"within_95", within95}, {"within_99", within99},

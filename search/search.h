@@ -179,7 +179,9 @@ struct SearchOptions {
   // values themselves (log2 of numeric options, else the option index).
   FeatureFn features;
   // Results of other problems for `model` to learn from (transfer); ignored by the
-  // other algorithms. Rows whose length differs from `features`' are dropped.
+  // other algorithms. Rows whose length differs from `features`' are dropped; NaN in a
+  // row is a feature it lacks (the coordinator lays rows of another version of the
+  // template out by feature name, strategies::FeaturesAs).
   std::vector<PriorResult> prior;
 };
 

@@ -269,9 +269,10 @@ class Coordinator {
   };
   absl::StatusOr<ConfirmRanking> QueueCandidatesToConfirm(ProblemRun& run) const;
   // The `nearest` problems' stored results of `run`'s template, for `model` to learn
-  // from (features against their own problems, scores relative to their best).
-  std::vector<search::PriorResult> WarmStartPrior(const ProblemRun& run,
-                                                  const std::vector<std::string>& nearest) const;
+  // from (features against their own problems, laid out as `feature_names`, the
+  // names of `run`'s rows; scores relative to their best).
+  std::vector<search::PriorResult> WarmStartPrior(const ProblemRun& run, const std::vector<std::string>& nearest,
+                                                  const std::vector<std::string>& feature_names) const;
   // Ends the job if every problem is done (caller holds mu_).
   void MaybeFinishLocked(JobRun& job);
   void RequeueLocked(int64_t task_id, const std::string& why);

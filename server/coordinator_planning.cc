@@ -234,7 +234,17 @@ absl::Status Coordinator::PlanSearch(const mtune::v1::JobSpec& spec, const strat
     search_options.seeds_first.insert(search_options.seeds_first.end(), warm.begin(), warm.end());
     // `model` also learns from those problems' results before its first trial.
     if (spec.search() == "model") {
-      search_options.prior = WarmStartPrior(run, nearest);
+      // Prior rows take the names of this run's rows (those of its first valid start
+      // point), so that results of an earlier version of the template, with a knob more
+      // or less, still count: what they lack is missing to the model, not misplaced.
+      std::vector<std::string> feature_names;
+      for (const search::Point& start : search_options.seeds_first) {
+        if (std::optional<strategies::KnobValues> values = candidates->Complete(start)) {
+          feature_names = strategies::FeatureNames(strategies::NamedCandidateFeatures(run.problem, *values));
+          break;
+        }
+      }
+      search_options.prior = WarmStartPrior(run, nearest, feature_names);
       run.warm_start_prior = static_cast<uint32_t>(search_options.prior.size());
     }
   }
@@ -326,7 +336,9 @@ absl::StatusOr<Coordinator::ConfirmRanking> Coordinator::QueueCandidatesToConfir
 }
 
 std::vector<search::PriorResult> Coordinator::WarmStartPrior(const ProblemRun& run,
-                                                             const std::vector<std::string>& nearest) const {
+                                                             const std::vector<std::string>& nearest,
+                                                             const std::vector<std::string>& feature_names) const {
+  if (feature_names.empty()) return {};
   std::vector<search::PriorResult> prior;
   for (const std::string& key : nearest) {
     auto other = strategies::ParseProblemKey(key);
@@ -341,7 +353,9 @@ std::vector<search::PriorResult> Coordinator::WarmStartPrior(const ProblemRun& r
     for (const auto& trial : *results) {
       const double best = best_per_target[trial.target_id()];
       if (trial.candidate().template_name() != run.template_name || best <= 0) continue;
-      prior.push_back({strategies::CandidateFeatures(*other, strategies::ValuesOf(trial.candidate())),
+      prior.push_back({strategies::FeaturesAs(
+                           strategies::NamedCandidateFeatures(*other, strategies::ValuesOf(trial.candidate())),
+                           feature_names),
                        strategies::FigureOf(*other, trial.result()) / best});
     }
   }

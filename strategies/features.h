@@ -2,6 +2,7 @@
 // here: the coordinator and the replay benchmark both compute them.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "strategies/candidate.h"
@@ -16,5 +17,22 @@ namespace mtune::strategies {
 // level they fit), the register tile's arithmetic intensity and accumulator
 // registers, trip counts, and the work wasted by padding partial tiles.
 std::vector<double> CandidateFeatures(const Problem& problem, const KnobValues& values);
+
+// The same row with what each feature is ("knob:tile_m1", "dim:m", "trips:tile_m1",
+// "register_tile_intensity", ...), in the same order.
+struct NamedFeature {
+  std::string name;
+  double value = 0;
+};
+std::vector<NamedFeature> NamedCandidateFeatures(const Problem& problem, const KnobValues& values);
+
+// Names of a row, in order.
+std::vector<std::string> FeatureNames(const std::vector<NamedFeature>& features);
+
+// `features` (of another problem's candidate, perhaps of another version of the
+// template, with a knob more or less) laid out as a row named `names`: what `features`
+// lacks is NaN, which the cost model takes as missing. So results stored before a
+// template gained a knob still teach the model what the knobs they share do.
+std::vector<double> FeaturesAs(const std::vector<NamedFeature>& features, const std::vector<std::string>& names);
 
 }  // namespace mtune::strategies

@@ -1,5 +1,9 @@
 #include "strategies/features.h"
 
+#include <cmath>
+#include <set>
+
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "strategies/problem.h"
 
@@ -41,6 +45,47 @@ TEST(CandidateFeatures, NoneIsAFactorOfOne) {
   ASSERT_TRUE(p.ok()) << p.status();
   EXPECT_DOUBLE_EQ(CandidateFeatures(*p, {{"split_reduction", "none"}})[0], 0.0);
   EXPECT_DOUBLE_EQ(CandidateFeatures(*p, {{"split_reduction", "16"}})[0], 4.0);
+}
+
+// Every feature has a name, unique within its row, and CandidateFeatures is the
+// values of the named row.
+TEST(CandidateFeatures, NamedRowIsTheSameRow) {
+  auto p = ParseProblemKey("matmul:m=512,n=512,k=512:f32");
+  ASSERT_TRUE(p.ok()) << p.status();
+  const KnobValues values = {{"tile_m1", "128"}, {"tile_n1", "256"}, {"tile_k1", "256"}, {"tile_m2", "8"},
+                             {"tile_n2", "32"},  {"tile_k2", "8"},   {"pack_a", "yes"}};
+  const auto named = NamedCandidateFeatures(*p, values);
+  const auto row = CandidateFeatures(*p, values);
+  ASSERT_EQ(named.size(), row.size());
+  for (size_t i = 0; i < row.size(); ++i) EXPECT_EQ(named[i].value, row[i]) << named[i].name;
+  const auto names = FeatureNames(named);
+  EXPECT_EQ(std::set<std::string>(names.begin(), names.end()).size(), names.size());
+  EXPECT_THAT(names, testing::IsSupersetOf({"knob:tile_m1", "dim:k", "trips:tile_k1", "padding:tile_k1",
+                                            "register_tile_intensity", "padded_work"}));
+}
+
+// A row of another version of the template (one knob less, one knob more) laid out as
+// this one's names: shared features keep their values, what it lacks is NaN, what only
+// it has is left out.
+TEST(CandidateFeatures, RowOfAnotherTemplateVersionIsLaidOutByName) {
+  auto p = ParseProblemKey("reduce_rows_2d:m=256,n=512:f32");
+  ASSERT_TRUE(p.ok()) << p.status();
+  const auto today = NamedCandidateFeatures(*p, {{"bands", "2"}, {"tile_m", "4"}, {"tile_n", "64"}});
+  const auto older = NamedCandidateFeatures(*p, {{"tile_m", "8"}, {"tile_n", "64"}, {"unroll", "4"}});
+  const std::vector<std::string> names = FeatureNames(today);
+  const std::vector<double> row = FeaturesAs(older, names);
+  ASSERT_EQ(row.size(), names.size());
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (names[i] == "knob:bands") {
+      EXPECT_TRUE(std::isnan(row[i]));
+    } else if (names[i] == "knob:tile_m") {
+      EXPECT_DOUBLE_EQ(row[i], 3.0);
+    } else {
+      EXPECT_FALSE(std::isnan(row[i])) << names[i];
+    }
+  }
+  // Laid out as its own names, a row is itself.
+  EXPECT_EQ(FeaturesAs(today, names), CandidateFeatures(*p, {{"bands", "2"}, {"tile_m", "4"}, {"tile_n", "64"}}));
 }
 
 }  // namespace
