@@ -93,11 +93,11 @@ absl::StatusOr<KnobValues> ValuesFromPoint(const Space& space, const Point& poin
   return values;
 }
 
-std::optional<Point> NearestPoint(const Space& space, const KnobValues& values) {
+std::optional<Point> NearestPoint(const Space& space, const KnobValues& values, const KnobValues& fallback) {
   Point point;
   for (const Knob& knob : space.knobs) {
     auto it = values.find(knob.name);
-    if (it == values.end()) return std::nullopt;
+    if (it == values.end() && (it = fallback.find(knob.name)) == fallback.end()) return std::nullopt;
     auto exact = std::find(knob.options.begin(), knob.options.end(), it->second);
     if (exact != knob.options.end()) {
       point.push_back(static_cast<uint32_t>(exact - knob.options.begin()));

@@ -52,10 +52,12 @@ absl::StatusOr<KnobValues> ValuesFromPoint(const Space& space, const Point& poin
 absl::StatusOr<Point> PointFromValues(const Space& space, const KnobValues& values);
 
 // The point closest to `values`, which may come from another problem's space: exact
-// options where they exist, else the numerically nearest option on a log scale;
-// nullopt when a knob is missing or a word has no match. Warm starts map another
-// problem's best candidates into this space with it.
-std::optional<Point> NearestPoint(const Space& space, const KnobValues& values);
+// options where they exist, else the numerically nearest option on a log scale; a
+// knob `values` lacks (a candidate stored before the template gained it) takes its
+// value in `fallback` (the template's default), mapped alike; nullopt when a knob is
+// in neither or a word has no match. Warm starts map another problem's best
+// candidates into this space with it.
+std::optional<Point> NearestPoint(const Space& space, const KnobValues& values, const KnobValues& fallback = {});
 
 // Human-readable "{name=value, ...}" for logs and error messages.
 std::string FormatPoint(const Space& space, const Point& point);

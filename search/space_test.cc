@@ -110,6 +110,11 @@ TEST(NearestPoint, TakesExactOptionsElseTheNearestOnALogScale) {
   EXPECT_EQ(NearestPoint(space, {{"tile_m", "1"}, {"lowering", "dot"}, {"tile_n", "4"}}), (Point{0, 1, 0}));
   EXPECT_EQ(NearestPoint(space, {{"tile_m", "8"}, {"lowering", "fma"}, {"tile_n", "4"}}), std::nullopt);
   EXPECT_EQ(NearestPoint(space, {{"tile_m", "8"}, {"lowering", "dot"}}), std::nullopt);
+  // A knob the values lack (a candidate stored before the template had it) takes the
+  // fallback's value, mapped alike; the values win where they have the knob.
+  EXPECT_EQ(NearestPoint(space, {{"tile_m", "8"}, {"lowering", "dot"}}, {{"tile_n", "7"}, {"tile_m", "32"}}),
+            (Point{0, 1, 1}));
+  EXPECT_EQ(NearestPoint(space, {{"tile_m", "8"}}, {{"tile_n", "8"}}), std::nullopt);
 }
 
 TEST(FormatPoint, ShowsNamesAndValues) {

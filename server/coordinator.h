@@ -256,8 +256,10 @@ class Coordinator {
   // Keys of the stored problems nearest to `run`'s (same family; its own key first
   // when it has stored results: an earlier job's results are the nearest there are).
   std::vector<std::string> NearestStoredProblems(const ProblemRun& run) const;
-  // Best stored candidates of the `nearest` problems, as points of `run`'s space.
-  std::vector<search::Point> WarmStartSeeds(const ProblemRun& run, const std::vector<std::string>& nearest) const;
+  // Best stored candidates of the `nearest` problems, as points of `run`'s space (a
+  // knob a stored candidate lacks, from before the template had it, at `defaults`).
+  std::vector<search::Point> WarmStartSeeds(const ProblemRun& run, const std::vector<std::string>& nearest,
+                                            const strategies::KnobValues& defaults) const;
   // Queues the candidates of `run`'s confirmation (see ProblemRun::confirm_top)
   // still to measure now, at most what its budget has left: the best confirm_top
   // stored candidates of its problem and template (ranked by median, any target)

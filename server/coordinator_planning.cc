@@ -223,13 +223,15 @@ absl::Status Coordinator::PlanSearch(const mtune::v1::JobSpec& spec, const strat
   };
   // The template's default (or the valid candidate nearest to it) is tried first,
   // then the template's start points.
-  for (const strategies::KnobValues& start : strategies::StartingCandidates(knobs)) {
+  const std::vector<strategies::KnobValues> starts = strategies::StartingCandidates(knobs);
+  for (const strategies::KnobValues& start : starts) {
     if (auto point = run.candidates.PointOf(start); point.ok())
       search_options.seeds_first.push_back(*point);
   }
   if (spec.warm_start()) {
     const std::vector<std::string> nearest = NearestStoredProblems(run);
-    std::vector<search::Point> warm = WarmStartSeeds(run, nearest);
+    std::vector<search::Point> warm =
+        WarmStartSeeds(run, nearest, starts.empty() ? strategies::KnobValues{} : starts.front());
     run.warm_start_seeds = static_cast<uint32_t>(warm.size());
     search_options.seeds_first.insert(search_options.seeds_first.end(), warm.begin(), warm.end());
     // `model` also learns from those problems' results before its first trial.
@@ -280,8 +282,8 @@ std::vector<std::string> Coordinator::NearestStoredProblems(const ProblemRun& ru
   return keys_out;
 }
 
-std::vector<search::Point> Coordinator::WarmStartSeeds(const ProblemRun& run,
-                                                       const std::vector<std::string>& nearest) const {
+std::vector<search::Point> Coordinator::WarmStartSeeds(const ProblemRun& run, const std::vector<std::string>& nearest,
+                                                       const strategies::KnobValues& defaults) const {
   std::vector<search::Point> seeds;
   for (const std::string& key : nearest) {
     // Ranked as the best-strategy queries rank (a re-measured candidate by its
@@ -294,7 +296,8 @@ std::vector<search::Point> Coordinator::WarmStartSeeds(const ProblemRun& run,
       if (trial.result().status() != mtune::v1::RESULT_STATUS_OK ||
           trial.candidate().template_name() != run.template_name)
         continue;
-      auto point = search::NearestPoint(run.candidates.search_space(), strategies::ValuesOf(trial.candidate()));
+      auto point =
+          search::NearestPoint(run.candidates.search_space(), strategies::ValuesOf(trial.candidate()), defaults);
       if (!point || std::find(seeds.begin(), seeds.end(), *point) != seeds.end()) continue;
       seeds.push_back(*point);
       ++taken;
