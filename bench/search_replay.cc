@@ -222,7 +222,8 @@ int main(int argc, char** argv) {
   std::vector<std::string> prior_tables;
   app.add_option("--prior", prior_tables,
                  "ground-truth table of another problem of the same template whose results `model` "
-                 "learns from before the first trial (transfer; repeatable; a table is never its own prior)")
+                 "learns from before the first trial (transfer; repeatable; a table is never its own prior; "
+                 "another version of the template too, its rows laid out by feature name)")
       ->check(CLI::ExistingFile);
   uint32_t warm_seeds = 0;
   app.add_option("--warm-seeds", warm_seeds,
