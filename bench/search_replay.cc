@@ -88,6 +88,8 @@ bool SetParam(mtune::search::SearchOptions& o, const std::string& setting) {
       {"model.local_apart", [&](double x) { o.model.local_apart = uint32_t(x); }},
       {"model.additive", [&](double x) { o.model.additive = uint32_t(x); }},
       {"model.additive_bonus", [&](double x) { o.model.additive_bonus = x; }},
+      {"model.max_prior", [&](double x) { o.model.max_prior = uint32_t(x); }},
+      {"model.initial_with_prior", [&](double x) { o.model.initial_with_prior = uint32_t(x); }},
   };
   auto it = setters.find(kv.first);
   if (it == setters.end()) return false;
