@@ -3,6 +3,7 @@
 // feedback actually steering them. No timing here: performance goals live in bench/.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <set>
 #include <string>
 
@@ -197,7 +198,8 @@ INSTANTIATE_TEST_SUITE_P(
                       // 32 rows at most: the cap is hit well inside the 120 trials.
                       ModelVariant{"capped_training", [](ModelParams& m) { m.max_train = 32; }},
                       ModelVariant{"additive", [](ModelParams& m) { m.additive = 2; }},
-                      ModelVariant{"centres_apart", [](ModelParams& m) { m.local_apart = 3, m.local_top = 3; }}),
+                      ModelVariant{"centres_apart", [](ModelParams& m) { m.local_apart = 3, m.local_top = 3; }},
+                      ModelVariant{"batch_apart", [](ModelParams& m) { m.batch_apart = 3; }}),
     [](const auto& info) { return std::string(info.param.name); });
 
 // With every model slot in the trust region (one knob from the best result), the
@@ -258,7 +260,9 @@ TEST(Model, RankingAndAdditiveSlotsSteerTowardsThePeak) {
 // search's problem 2) whose peak is where this problem's is. The first batch, proposed
 // before any result of this problem, comes from the model fitted on the prior: it
 // lands near the peak, where random first points (no prior) do not.
-TEST(Model, PriorResultsOfAnotherProblemSteerTheFirstBatch) {
+// Options whose prior is another problem's results of the bowl (its features say
+// problem 1, this search's problem 2), plus one row of another width, dropped.
+SearchOptions WithPriorOfTheBowl() {
   const Objective objective;
   const Space space = TileSpace();
   auto features_of = [](const Point& p, double problem) {
@@ -272,7 +276,12 @@ TEST(Model, PriorResultsOfAnotherProblemSteerTheFirstBatch) {
     with_prior.prior.push_back({features_of(p, 1), objective.ok(p) ? objective.score(p) / 100.0 : 0.0});
   }
   with_prior.prior.push_back({{1, 2}, 1.0});  // another width (a changed template): dropped
-  with_prior.features = [&](const Point& p) { return features_of(p, 2); };
+  with_prior.features = [features_of](const Point& p) { return features_of(p, 2); };
+  return with_prior;
+}
+
+TEST(Model, PriorResultsOfAnotherProblemSteerTheFirstBatch) {
+  const SearchOptions with_prior = WithPriorOfTheBowl();
   SearchOptions without = with_prior;
   without.prior.clear();
   // The peak scores 100, a point d squared steps away 100 / (1 + d). The first batch
@@ -292,6 +301,44 @@ TEST(Model, PriorResultsOfAnotherProblemSteerTheFirstBatch) {
   EXPECT_GT(with_sum, 3 * without_sum);
   // Replayable with a prior too.
   EXPECT_EQ(Tune("model", 3, 40, 4, with_prior).proposed, Tune("model", 3, 40, 4, with_prior).proposed);
+}
+
+uint32_t KnobsApart(const Point& a, const Point& b) {
+  uint32_t distance = 0;
+  for (size_t k = 0; k < a.size(); ++k) distance += a[k] != b[k];
+  return distance;
+}
+
+// The closest two of `points`, in knobs.
+uint32_t ClosestPair(const std::vector<Point>& points) {
+  uint32_t closest = std::numeric_limits<uint32_t>::max();
+  for (size_t i = 0; i < points.size(); ++i)
+    for (size_t j = i + 1; j < points.size(); ++j) closest = std::min(closest, KnobsApart(points[i], points[j]));
+  return closest;
+}
+
+// Before any result, the model proposes from the prior alone; 12 proposals (three
+// refills, none observed: a worker pool's window) are the prior's best-ranked points,
+// neighbours of its peak, unless batch_apart spreads them: each then at least 3 knobs
+// from every other, those proposed earlier and still being measured included.
+TEST(Model, BatchApartSpreadsProposalsStillBeingMeasured) {
+  SearchOptions options = WithPriorOfTheBowl();
+  options.model.pool = 1024;
+  options.model.exploration = 0;
+  uint32_t clustered = 0;
+  for (uint64_t seed = 0; seed < 5; ++seed) {
+    options.seed = seed;
+    options.model.batch_apart = 0;
+    auto plain = MakeSearch("model", TileSpace(), options);
+    options.model.batch_apart = 3;
+    auto apart = MakeSearch("model", TileSpace(), options);
+    ASSERT_TRUE(plain.ok() && apart.ok());
+    const std::vector<Point> plain_points = (*plain)->Propose(12), apart_points = (*apart)->Propose(12);
+    ASSERT_EQ(apart_points.size(), 12u);
+    EXPECT_GE(ClosestPair(apart_points), 3u) << "seed " << seed;
+    clustered += ClosestPair(plain_points) < 3;
+  }
+  EXPECT_EQ(clustered, 5u);  // without it, neighbours of the prior's peak
 }
 
 TEST(KnobFeatures, LogOfNumbersIndexOfWords) {

@@ -68,6 +68,7 @@ class ModelSearch final : public SearchBase {
   void Observe(std::span<const Observation> results) override {
     SearchBase::Observe(results);
     for (const Observation& r : results) {
+      in_flight_.erase(r.point);
       if (!ValidatePoint(space(), r.point).ok()) continue;
       const bool ok = r.ok && std::isfinite(r.score) && r.score > 0;
       observed_.push_back({r.point, ok ? r.score : 0.0});
@@ -85,9 +86,14 @@ class ModelSearch final : public SearchBase {
     while (!queue_.empty()) {
       Point next = std::move(queue_.front());
       queue_.pop_front();
-      if (Acceptable(next)) return next;
+      if (Acceptable(next)) {
+        in_flight_.insert(next);
+        return next;
+      }
     }
-    return sampler_.Next();
+    std::optional<Point> random = sampler_.Next();
+    if (random && Acceptable(*random)) in_flight_.insert(*random);  // else the base rejects it
+    return random;
   }
 
   bool GiveUp(uint64_t consecutive) const override {
@@ -331,13 +337,32 @@ class ModelSearch final : public SearchBase {
         queue_.push_back(pool[additive_order[slot]]);
       }
     }
+    // The next untaken point of `ranked` from `cursor` on; with `apart` (global slots),
+    // the first at least batch_apart knobs from every point of this batch and every
+    // point still being measured, where the ranking has one.
+    auto far_from_pending = [&](const Point& p) {
+      auto far = [&](const Point& q) {
+        uint32_t distance = 0;
+        for (size_t k = 0; k < q.size(); ++k) distance += p[k] != q[k];
+        return distance >= params_.batch_apart;
+      };
+      return std::all_of(queue_.begin(), queue_.end(), far) && std::all_of(in_flight_.begin(), in_flight_.end(), far);
+    };
+    auto pick = [&](const std::vector<size_t>& ranked, size_t& cursor, bool apart) -> std::optional<size_t> {
+      while (cursor < ranked.size() && taken[ranked[cursor]]) ++cursor;
+      if (cursor >= ranked.size()) return std::nullopt;
+      if (apart && params_.batch_apart > 0)
+        for (size_t j = cursor; j < ranked.size(); ++j)
+          if (!taken[ranked[j]] && far_from_pending(pool[ranked[j]])) return ranked[j];
+      return ranked[cursor];
+    };
     size_t next = 0, next_local = 0;
     const uint32_t local_slots = static_cast<uint32_t>(std::lround(params_.local * params_.batch));
     for (uint32_t slot = static_cast<uint32_t>(queue_.size()); slot < local_slots; ++slot) {
-      while (next_local < local_order.size() && taken[local_order[next_local]]) ++next_local;
-      if (next_local >= local_order.size()) break;
-      taken[local_order[next_local]] = true;
-      queue_.push_back(pool[local_order[next_local++]]);
+      const std::optional<size_t> i = pick(local_order, next_local, false);
+      if (!i) break;
+      taken[*i] = true;
+      queue_.push_back(pool[*i]);
     }
     for (uint32_t slot = static_cast<uint32_t>(queue_.size()); slot < params_.batch && next < order.size(); ++slot) {
       if (UniformUnit(sampler_.rng()) < params_.exploration) {
@@ -353,10 +378,10 @@ class ModelSearch final : public SearchBase {
           continue;
         }
       }
-      while (next < order.size() && taken[order[next]]) ++next;
-      if (next >= order.size()) break;
-      taken[order[next]] = true;
-      queue_.push_back(pool[order[next++]]);
+      const std::optional<size_t> i = pick(order, next, true);
+      if (!i) break;
+      taken[*i] = true;
+      queue_.push_back(pool[*i]);
     }
   }
 
@@ -407,6 +432,8 @@ class ModelSearch final : public SearchBase {
   std::vector<PriorSample> prior_;
   uint64_t ok_count_ = 0;
   std::deque<Point> queue_;
+  // Proposed and not yet observed (a worker pool's window).
+  absl::flat_hash_set<Point> in_flight_;
   absl::flat_hash_map<Point, std::vector<float>> feature_cache_;
   bool warned_ = false;
   bool designed_ = false;

@@ -143,6 +143,13 @@ struct ModelParams {
   // Prior results the model learns from at most: the best half of this and a seeded
   // sample of the others, so that this problem's own results weigh in as they come.
   uint32_t max_prior = 256;
+  // When > 0, a batch's slots outside the trust region take the best-ranked point at
+  // least this many knobs from every point of the batch and every point still being
+  // measured (else the best-ranked): a batch spread over several predicted-good
+  // regions rather than one region's neighbours, whose results say much the same.
+  // Stays off: on the ground-truth replays it helps some tables and costs the
+  // matmul_2level needles (bench/README.md, session 45).
+  uint32_t batch_apart = 0;
 };
 
 // A measured result of another problem (same family and template) that the cost
