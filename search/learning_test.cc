@@ -318,9 +318,10 @@ uint32_t ClosestPair(const std::vector<Point>& points) {
 }
 
 // Before any result, the model proposes from the prior alone; 12 proposals (three
-// refills, none observed: a worker pool's window) are the prior's best-ranked points,
-// neighbours of its peak, unless batch_apart spreads them: each then at least 3 knobs
-// from every other, those proposed earlier and still being measured included.
+// refills of 4, none observed: a worker pool's window) are the prior's best-ranked
+// points, neighbours of its peak, unless batch_apart spreads them: the second half of
+// each refill is then at least 3 knobs from every other proposal, those proposed
+// earlier and still being measured included.
 TEST(Model, BatchApartSpreadsProposalsStillBeingMeasured) {
   SearchOptions options = WithPriorOfTheBowl();
   options.model.pool = 1024;
@@ -335,7 +336,11 @@ TEST(Model, BatchApartSpreadsProposalsStillBeingMeasured) {
     ASSERT_TRUE(plain.ok() && apart.ok());
     const std::vector<Point> plain_points = (*plain)->Propose(12), apart_points = (*apart)->Propose(12);
     ASSERT_EQ(apart_points.size(), 12u);
-    EXPECT_GE(ClosestPair(apart_points), 3u) << "seed " << seed;
+    for (size_t i = 0; i < apart_points.size(); ++i) {
+      if (i % 4 < 2) continue;  // the first half of each refill: the best-ranked
+      for (size_t j = 0; j < i; ++j)
+        EXPECT_GE(KnobsApart(apart_points[i], apart_points[j]), 3u) << "seed " << seed << ", " << j << " and " << i;
+    }
     clustered += ClosestPair(plain_points) < 3;
   }
   EXPECT_EQ(clustered, 5u);  // without it, neighbours of the prior's peak

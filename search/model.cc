@@ -337,9 +337,10 @@ class ModelSearch final : public SearchBase {
         queue_.push_back(pool[additive_order[slot]]);
       }
     }
-    // The next untaken point of `ranked` from `cursor` on; with `apart` (global slots),
-    // the first at least batch_apart knobs from every point of this batch and every
-    // point still being measured, where the ranking has one.
+    // The next untaken point of `ranked` from `cursor` on; with `apart` (the global
+    // slots of the batch's second half), the first at least batch_apart knobs from
+    // every point of this batch and every point still being measured, where the
+    // ranking has one.
     auto far_from_pending = [&](const Point& p) {
       auto far = [&](const Point& q) {
         uint32_t distance = 0;
@@ -378,7 +379,7 @@ class ModelSearch final : public SearchBase {
           continue;
         }
       }
-      const std::optional<size_t> i = pick(order, next, true);
+      const std::optional<size_t> i = pick(order, next, queue_.size() >= params_.batch / 2);
       if (!i) break;
       taken[*i] = true;
       queue_.push_back(pool[*i]);

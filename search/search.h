@@ -143,12 +143,13 @@ struct ModelParams {
   // Prior results the model learns from at most: the best half of this and a seeded
   // sample of the others, so that this problem's own results weigh in as they come.
   uint32_t max_prior = 256;
-  // When > 0, a batch's slots outside the trust region take the best-ranked point at
-  // least this many knobs from every point of the batch and every point still being
-  // measured (else the best-ranked): a batch spread over several predicted-good
-  // regions rather than one region's neighbours, whose results say much the same.
-  // Stays off: on the ground-truth replays it helps some tables and costs the
-  // matmul_2level needles (bench/README.md, session 45).
+  // When > 0, the slots of a batch's second half that are outside the trust region
+  // take the best-ranked point at least this many knobs from every point of the batch
+  // and every point still being measured (else the best-ranked): half the batch where
+  // the model ranks best, the rest spread over other predicted-good regions rather
+  // than that region's neighbours, whose results say much the same. Matters most for
+  // a first batch from a prior, and for large batches (many workers). Off: not yet
+  // replayed cold (bench/README.md, session 45, has the warm replays).
   uint32_t batch_apart = 0;
 };
 
