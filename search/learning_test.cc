@@ -256,10 +256,6 @@ TEST(Model, RankingAndAdditiveSlotsSteerTowardsThePeak) {
   }
 }
 
-// Transfer: a prior of another problem's results (its features say problem 1, this
-// search's problem 2) whose peak is where this problem's is. The first batch, proposed
-// before any result of this problem, comes from the model fitted on the prior: it
-// lands near the peak, where random first points (no prior) do not.
 // Options whose prior is another problem's results of the bowl (its features say
 // problem 1, this search's problem 2), plus one row of another width, dropped.
 SearchOptions WithPriorOfTheBowl() {
@@ -280,6 +276,10 @@ SearchOptions WithPriorOfTheBowl() {
   return with_prior;
 }
 
+// Transfer: a prior of another problem's results whose peak is where this problem's
+// is. The first batch, proposed before any result of this problem, comes from the
+// model fitted on the prior: it lands near the peak, where random first points (no
+// prior) do not.
 TEST(Model, PriorResultsOfAnotherProblemSteerTheFirstBatch) {
   const SearchOptions with_prior = WithPriorOfTheBowl();
   SearchOptions without = with_prior;
