@@ -21,6 +21,13 @@ const char* ObjectiveName(uint32_t objective) {
 constexpr double kSqrtHalf = 0.70710678118654752440;
 constexpr double kInvSqrt2Pi = 0.39894228040143267794;
 
+// How many knobs two points differ in.
+uint32_t KnobsApart(const Point& a, const Point& b) {
+  uint32_t distance = 0;
+  for (size_t k = 0; k < a.size(); ++k) distance += a[k] != b[k];
+  return distance;
+}
+
 // Expected improvement over `best` of a prediction read as a normal distribution.
 double ExpectedImprovement(const Prediction& p, double best) {
   const double gain = p.mean - best;
@@ -305,9 +312,7 @@ class ModelSearch final : public SearchBase {
           if (centres.size() >= std::max<uint32_t>(params_.local_top, 1)) break;
           bool apart = true;
           for (const Sample* c : centres) {
-            uint32_t distance = 0;
-            for (size_t k = 0; k < r->point.size(); ++k) distance += r->point[k] != c->point[k];
-            apart = apart && distance >= params_.local_apart;
+            apart = apart && KnobsApart(r->point, c->point) >= params_.local_apart;
           }
           if (apart) centres.push_back(r);
         }
@@ -316,9 +321,7 @@ class ModelSearch final : public SearchBase {
       ranked.resize(std::min<size_t>(ranked.size(), std::max<uint32_t>(params_.local_top, 1)));
       for (size_t i : order) {
         for (const Sample* r : ranked) {
-          uint32_t distance = 0;
-          for (size_t k = 0; k < pool[i].size(); ++k) distance += pool[i][k] != r->point[k];
-          if (distance <= params_.local_radius) {
+          if (KnobsApart(pool[i], r->point) <= params_.local_radius) {
             local_order.push_back(i);
             break;
           }
@@ -342,11 +345,7 @@ class ModelSearch final : public SearchBase {
     // every point of this batch and every point still being measured, where the
     // ranking has one.
     auto far_from_pending = [&](const Point& p) {
-      auto far = [&](const Point& q) {
-        uint32_t distance = 0;
-        for (size_t k = 0; k < q.size(); ++k) distance += p[k] != q[k];
-        return distance >= params_.batch_apart;
-      };
+      auto far = [&](const Point& q) { return KnobsApart(p, q) >= params_.batch_apart; };
       return std::all_of(queue_.begin(), queue_.end(), far) && std::all_of(in_flight_.begin(), in_flight_.end(), far);
     };
     auto pick = [&](const std::vector<size_t>& ranked, size_t& cursor, bool apart) -> std::optional<size_t> {
