@@ -199,7 +199,8 @@ INSTANTIATE_TEST_SUITE_P(
                       ModelVariant{"capped_training", [](ModelParams& m) { m.max_train = 32; }},
                       ModelVariant{"additive", [](ModelParams& m) { m.additive = 2; }},
                       ModelVariant{"centres_apart", [](ModelParams& m) { m.local_apart = 3, m.local_top = 3; }},
-                      ModelVariant{"batch_apart", [](ModelParams& m) { m.batch_apart = 3; }}),
+                      // Every batch spread, not only a pool wider than 8 proposals.
+                      ModelVariant{"batch_apart", [](ModelParams& m) { m.batch_apart = 3, m.batch_apart_window = 0; }}),
     [](const auto& info) { return std::string(info.param.name); });
 
 // With every model slot in the trust region (one knob from the best result), the
@@ -319,13 +320,15 @@ uint32_t ClosestPair(const std::vector<Point>& points) {
 
 // Before any result, the model proposes from the prior alone; 12 proposals (three
 // refills of 4, none observed: a worker pool's window) are the prior's best-ranked
-// points, neighbours of its peak, unless batch_apart spreads them: the second half of
-// each refill is then at least 3 knobs from every other proposal, those proposed
-// earlier and still being measured included.
+// points, neighbours of its peak, unless batch_apart spreads them. It does so once 8
+// proposals are out without results (batch_apart_window): the first refill (4) is the
+// best-ranked as without it; in the second half of the next two refills, each point
+// is at least 3 knobs from every other proposal, those still being measured included.
 TEST(Model, BatchApartSpreadsProposalsStillBeingMeasured) {
   SearchOptions options = WithPriorOfTheBowl();
   options.model.pool = 1024;
   options.model.exploration = 0;
+  ASSERT_EQ(options.model.batch_apart_window, 8u);
   uint32_t clustered = 0;
   for (uint64_t seed = 0; seed < 5; ++seed) {
     options.seed = seed;
@@ -336,7 +339,8 @@ TEST(Model, BatchApartSpreadsProposalsStillBeingMeasured) {
     ASSERT_TRUE(plain.ok() && apart.ok());
     const std::vector<Point> plain_points = (*plain)->Propose(12), apart_points = (*apart)->Propose(12);
     ASSERT_EQ(apart_points.size(), 12u);
-    for (size_t i = 0; i < apart_points.size(); ++i) {
+    for (size_t i = 0; i < 4; ++i) EXPECT_EQ(apart_points[i], plain_points[i]) << "seed " << seed << ", " << i;
+    for (size_t i = 4; i < apart_points.size(); ++i) {
       if (i % 4 < 2) continue;  // the first half of each refill: the best-ranked
       for (size_t j = 0; j < i; ++j)
         EXPECT_GE(KnobsApart(apart_points[i], apart_points[j]), 3u) << "seed " << seed << ", " << j << " and " << i;

@@ -341,17 +341,19 @@ class ModelSearch final : public SearchBase {
       }
     }
     // The next untaken point of `ranked` from `cursor` on; with `apart` (the global
-    // slots of the batch's second half), the first at least batch_apart knobs from
-    // every point of this batch and every point still being measured, where the
-    // ranking has one.
+    // slots of the batch's second half, when the pool's window is batch_apart_window
+    // wide), the first at least batch_apart knobs from every point of this batch and
+    // every point still being measured, where the ranking has one.
     auto far_from_pending = [&](const Point& p) {
       auto far = [&](const Point& q) { return KnobsApart(p, q) >= params_.batch_apart; };
       return std::all_of(queue_.begin(), queue_.end(), far) && std::all_of(in_flight_.begin(), in_flight_.end(), far);
     };
+    // Points proposed without results once this batch is out (Refill runs on an empty queue).
+    const bool spread = params_.batch_apart > 0 && in_flight_.size() + params_.batch >= params_.batch_apart_window;
     auto pick = [&](const std::vector<size_t>& ranked, size_t& cursor, bool apart) -> std::optional<size_t> {
       while (cursor < ranked.size() && taken[ranked[cursor]]) ++cursor;
       if (cursor >= ranked.size()) return std::nullopt;
-      if (apart && params_.batch_apart > 0)
+      if (apart && spread)
         for (size_t j = cursor; j < ranked.size(); ++j)
           if (!taken[ranked[j]] && far_from_pending(pool[ranked[j]])) return ranked[j];
       return ranked[cursor];

@@ -147,10 +147,14 @@ struct ModelParams {
   // take the best-ranked point at least this many knobs from every point of the batch
   // and every point still being measured (else the best-ranked): half the batch where
   // the model ranks best, the rest spread over other predicted-good regions rather
-  // than that region's neighbours, whose results say much the same. Matters most for
-  // a first batch from a prior, and for large batches (many workers). Off: not yet
+  // than that region's neighbours, whose results say much the same. Off: not yet
   // replayed cold (bench/README.md, session 45, has the warm replays).
   uint32_t batch_apart = 0;
+  // batch_apart spreads a refill only when its batch and the points still being
+  // measured come to at least this many proposals without results (a worker pool
+  // wider than a batch). Spreading every batch of 4 was a trade on the warm replays
+  // (bench/README.md, session 45); 0 spreads every batch.
+  uint32_t batch_apart_window = 8;
 };
 
 // A measured result of another problem (same family and template) that the cost
