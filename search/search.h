@@ -147,13 +147,15 @@ struct ModelParams {
   // take the best-ranked point at least this many knobs from every point of the batch
   // and every point still being measured (else the best-ranked): half the batch where
   // the model ranks best, the rest spread over other predicted-good regions rather
-  // than that region's neighbours, whose results say much the same. Off: not yet
-  // replayed cold (bench/README.md, session 45, has the warm replays).
-  uint32_t batch_apart = 0;
+  // than that region's neighbours, whose results say much the same. With 16
+  // proposals out per round it met both search goals on one table more with priors
+  // and was level cold (bench/README.md, sessions 45 and 46).
+  uint32_t batch_apart = 2;
   // batch_apart spreads a refill only when its batch and the points still being
-  // measured come to at least this many proposals without results (a worker pool
-  // wider than a batch). Spreading every batch of 4 was a trade on the warm replays
-  // (bench/README.md, session 45); 0 spreads every batch.
+  // measured come to at least this many proposals without results: a worker pool
+  // wider than a batch (two default workers and more; a lone worker keeps at most 3
+  // out). Spreading every batch of 4 was a trade on the warm replays (session 45);
+  // 0 spreads every batch.
   uint32_t batch_apart_window = 8;
 };
 
