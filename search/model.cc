@@ -341,9 +341,9 @@ class ModelSearch final : public SearchBase {
       }
     }
     // The next untaken point of `ranked` from `cursor` on; with `apart` (the global
-    // slots of the batch's second half, when the pool's window is batch_apart_window
-    // wide), the first at least batch_apart knobs from every point of this batch and
-    // every point still being measured, where the ranking has one.
+    // slots of the batch's second half, when this batch and the points still out come
+    // to batch_apart_window), the first at least batch_apart knobs from every point of
+    // this batch and every point still being measured, where the ranking has one.
     auto far_from_pending = [&](const Point& p) {
       auto far = [&](const Point& q) { return KnobsApart(p, q) >= params_.batch_apart; };
       return std::all_of(queue_.begin(), queue_.end(), far) && std::all_of(in_flight_.begin(), in_flight_.end(), far);
