@@ -54,5 +54,6 @@ foreach(target problem_key knob_space rpc)
     COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/run_fuzzer.sh ${fuzz_bin}/${target}_fuzzer
       ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/corpus/${target} ${fuzz_bin}/run/${target}
       ${MTUNE_FUZZ_RUNS_${target}} 120)
-  set_tests_properties(fuzz_${target} PROPERTIES TIMEOUT 240 LABELS fuzz)
+  # COST: started early in a parallel ctest (see tests/CMakeLists.txt).
+  set_tests_properties(fuzz_${target} PROPERTIES TIMEOUT 240 LABELS fuzz COST 50)
 endforeach()
