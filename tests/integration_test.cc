@@ -596,14 +596,26 @@ TEST_F(Cluster, CancelMidJobKeepsStoredResults) {
   EXPECT_EQ(cancelled.state(), mtune::v1::JOB_STATE_CANCELLED);
   const uint32_t done = cancelled.trials_done();
   EXPECT_GE(done, 2u);
-  // The tasks the worker held at cancel time may still land (an overlapping worker
-  // holds two: one being timed, one compiled ahead); nothing new starts.
-  SleepS(2);
-  const size_t stored = Results(job.id()).size();
+  // The tasks the worker held at cancel time still land (an overlapping worker holds
+  // two: one being timed, one compiled ahead); nothing new is leased. Wait for the
+  // worker to hold nothing and its results to be committed (a lease is released
+  // before the commit; tasks_done counts after it) rather than a fixed time: on a
+  // loaded machine a held task can take seconds. Were work still handed out, the
+  // worker would stay busy or the count would pass done + 2.
+  bool settled = false;
+  size_t stored = 0;
+  for (int i = 0; i < 1200 && !settled; ++i) {
+    const mtune::v1::WorkerInfo worker = Workers().workers(0);
+    stored = Results(job.id()).size();
+    settled = worker.state() == "idle" && worker.tasks_done() == stored;
+    if (!settled) SleepS(0.05);
+  }
+  ASSERT_TRUE(settled) << "the worker still holds tasks 60 s after cancel\n" << workers_[0]->Log();
   EXPECT_GE(stored, done);
-  EXPECT_LE(stored, done + 2);
+  EXPECT_LE(stored, done + 2) << "more results than tasks held at cancel";
   SleepS(1.5);
   EXPECT_EQ(Results(job.id()).size(), stored) << "work continued after cancel";
+  EXPECT_EQ(Workers().workers(0).state(), "idle") << "a task was leased after cancel";
   grpc::ClientContext again;
   grpc::Status status = tuner_->CancelJob(&again, cancel, &cancelled);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
