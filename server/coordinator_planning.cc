@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "search/allocation.h"
 #include "server/coordinator.h"
 #include "server/coordinator_locked.h"
 #include "strategies/candidate.h"
@@ -22,9 +23,6 @@
 
 namespace mtune::server {
 namespace {
-
-// Problems of a gain-allocated job each get this many trials before gains compare.
-constexpr uint32_t kGainWarmupTrials = 4;
 
 // Stored candidates taken from each of the nearest problems when warm starting.
 constexpr uint32_t kWarmStartPerProblem = 4;
@@ -45,20 +43,6 @@ double ShapeDistance(const strategies::Problem& a, const strategies::Problem& b)
     d += other > 0 && value > 0 ? std::abs(std::log2(double(value) / double(other))) : 64.0;
   }
   return d + (a.element_type == b.element_type ? 0 : 8);
-}
-
-// Expected gain of one more trial on a problem: how much its best rose over its
-// recent trials (relative), plus an exploration term that shrinks as it gets trials.
-double ExpectedGain(const std::vector<double>& scores, uint32_t proposed, uint64_t job_trials) {
-  if (proposed < kGainWarmupTrials) return 1e9 - proposed;
-  double best = 0, best_before = 0;
-  const size_t recent = std::max<size_t>(8, scores.size() / 2);
-  for (size_t i = 0; i < scores.size(); ++i) {
-    best = std::max(best, scores[i]);
-    if (i + recent < scores.size()) best_before = best;
-  }
-  const double improvement = best > 0 ? (best - best_before) / best : 0.0;
-  return improvement + 0.1 * std::sqrt(std::log(double(job_trials) + 1) / double(proposed));
 }
 
 }  // namespace
@@ -416,7 +400,7 @@ void Coordinator::RefillLocked(JobRun& job) {
       if (run->exhausted || declined.contains(run.get()) ||
           in_flight[run->needs_features] >= windows.at(run->needs_features))
         continue;
-      const double gain = ExpectedGain(run->scores, run->proposed, proposed);
+      const double gain = search::ExpectedGain(run->scores, run->proposed, proposed);
       if (!pick || gain > pick_gain) pick = run.get(), pick_gain = gain;
     }
     if (!pick) break;
