@@ -17,25 +17,17 @@
 
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_format.h"
-#include "bench/ground_truth_table.h"
+#include "bench/replay_table.h"
 #include "bench/replay_stats.h"
 #include "nlohmann/json.hpp"
 #include "search/allocation.h"
 #include "search/search.h"
-#include "strategies/features.h"
-#include "strategies/problem.h"
 
 namespace {
 
 using mtune::search::Point;
 
-struct Truth {
-  std::string path;
-  mtune::bench::GroundTruthTable table;
-  std::map<uint64_t, const mtune::bench::GroundTruthRow*> by_index;
-  mtune::strategies::Problem problem;
-  double optimum = 0;
-};
+using Truth = mtune::bench::ReplayTable;
 
 // One problem of the replayed job: its search and what it has seen.
 struct ProblemRun {
@@ -55,15 +47,8 @@ std::vector<ProblemRun> StartProblems(const std::vector<Truth>& truths, const st
   std::vector<ProblemRun> runs;
   for (size_t i = 0; i < truths.size(); ++i) {
     const Truth& truth = truths[i];
-    mtune::search::SearchOptions options;
+    mtune::search::SearchOptions options = mtune::bench::ReplayOptions(truth, {});
     options.seed = seed * 1000 + i;  // the same per problem under both allocations
-    options.is_valid = [&truth](const Point& p) {
-      return truth.by_index.contains(mtune::search::IndexOfPoint(truth.table.space, p));
-    };
-    options.features = [&truth](const Point& p) {
-      auto values = mtune::search::ValuesFromPoint(truth.table.space, p);
-      return mtune::strategies::CandidateFeatures(truth.problem, *values);
-    };
     auto search = mtune::search::MakeSearch(algorithm, truth.table.space, options);
     if (!search.ok()) {
       fprintf(stderr, "mtune-bench-allocate: %s\n", search.status().ToString().c_str());
@@ -189,22 +174,9 @@ int main(int argc, char** argv) {
   std::vector<Truth> truths(paths.size());
   for (size_t i = 0; i < paths.size(); ++i) {
     Truth& truth = truths[i];
-    truth.path = paths[i];
-    auto table = mtune::bench::ReadGroundTruth(paths[i]);
-    if (!table.ok()) {
-      fprintf(stderr, "mtune-bench-allocate: %s\n", table.status().ToString().c_str());
+    if (absl::Status loaded = mtune::bench::LoadReplayTable(paths[i], truth); !loaded.ok()) {
+      fprintf(stderr, "mtune-bench-allocate: %s\n", loaded.ToString().c_str());
       return 1;
-    }
-    truth.table = *std::move(table);
-    auto problem = mtune::strategies::ParseProblemKey(truth.table.header["problem"]);
-    if (!problem.ok()) {
-      fprintf(stderr, "mtune-bench-allocate: %s: %s\n", paths[i].c_str(), problem.status().ToString().c_str());
-      return 1;
-    }
-    truth.problem = *problem;
-    for (const auto& row : truth.table.rows) {
-      truth.by_index[row.index] = &row;
-      if (row.status == "OK") truth.optimum = std::max(truth.optimum, row.gflops);
     }
     if (truth.optimum <= 0) {
       fprintf(stderr, "mtune-bench-allocate: %s has no OK candidate\n", paths[i].c_str());

@@ -22,6 +22,7 @@
 #include "absl/strings/str_split.h"
 #include "bench/ground_truth_table.h"
 #include "bench/replay_stats.h"
+#include "bench/replay_table.h"
 #include "nlohmann/json.hpp"
 #include "search/search.h"
 #include "strategies/features.h"
@@ -46,13 +47,7 @@ struct Replay {
   double search_s = 0;  // time spent inside Propose/Observe
 };
 
-struct Truth {
-  std::string name;
-  mtune::bench::GroundTruthTable table;
-  std::map<uint64_t, const mtune::bench::GroundTruthRow*> by_index;
-  mtune::strategies::Problem problem;
-  double optimum = 0;
-};
+using Truth = mtune::bench::ReplayTable;
 
 // Applies "--param NAME=VALUE" settings to the algorithms' tunables.
 bool SetParam(mtune::search::SearchOptions& o, const std::string& setting) {
@@ -102,18 +97,8 @@ bool SetParam(mtune::search::SearchOptions& o, const std::string& setting) {
 Replay Run(const Truth& truth, const std::string& algorithm, uint64_t seed, size_t batch,
            size_t max_trials, size_t five_percent, const mtune::search::SearchOptions& base, bool knob_features) {
   const auto& space = truth.table.space;
-  mtune::search::SearchOptions options = base;
+  mtune::search::SearchOptions options = mtune::bench::ReplayOptions(truth, base, knob_features);
   options.seed = seed;
-  // Candidates outside the table are what constraints pruned when it was measured.
-  options.is_valid = [&](const Point& p) {
-    return truth.by_index.contains(mtune::search::IndexOfPoint(space, p));
-  };
-  if (!knob_features) {
-    options.features = [&](const Point& p) {
-      auto values = mtune::search::ValuesFromPoint(space, p);
-      return mtune::strategies::CandidateFeatures(truth.problem, *values);
-    };
-  }
   Replay replay;
   auto search = mtune::search::MakeSearch(algorithm, space, options);
   if (!search.ok()) {
@@ -263,19 +248,10 @@ int main(int argc, char** argv) {
   nlohmann::json report = nlohmann::json::array();
   for (const std::string& path : tables) {
     Truth truth;
-    truth.name = path;
-    auto table = mtune::bench::ReadGroundTruth(path);
-    if (!table.ok()) {
-      fprintf(stderr, "mtune-bench-search: %s\n", table.status().ToString().c_str());
+    if (absl::Status loaded = mtune::bench::LoadReplayTable(path, truth); !loaded.ok()) {
+      fprintf(stderr, "mtune-bench-search: %s\n", loaded.ToString().c_str());
       return 1;
     }
-    truth.table = *std::move(table);
-    auto problem = mtune::strategies::ParseProblemKey(truth.table.header["problem"]);
-    if (!problem.ok()) {
-      fprintf(stderr, "mtune-bench-search: %s: %s\n", path.c_str(), problem.status().ToString().c_str());
-      return 1;
-    }
-    truth.problem = *problem;
     mtune::search::SearchOptions options = base;
     std::vector<std::string> priors_used;
     // The names of this table's feature rows, which prior rows are laid out as.
@@ -303,10 +279,7 @@ int main(int argc, char** argv) {
       priors_used.push_back(prior.problem_key);
     }
     size_t ok = 0;
-    for (const auto& row : truth.table.rows) {
-      truth.by_index[row.index] = &row;
-      if (row.status == "OK") ++ok, truth.optimum = std::max(truth.optimum, row.gflops);
-    }
+    for (const auto& row : truth.table.rows) ok += row.status == "OK";
     size_t within95 = 0, within99 = 0;
     for (const auto& [index, row] : truth.by_index) {
       if (row->status != "OK") continue;

@@ -1,0 +1,43 @@
+// A ground-truth table ready to replay searches on: its rows by candidate index,
+// its problem and its best figure, and the search options that make a search look
+// candidates up in it (mtune-bench-search, mtune-bench-allocate).
+#ifndef MTUNE_BENCH_REPLAY_TABLE_H_
+#define MTUNE_BENCH_REPLAY_TABLE_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "bench/ground_truth_table.h"
+#include "search/search.h"
+#include "strategies/problem.h"
+
+namespace mtune::bench {
+
+struct ReplayTable {
+  std::string path;
+  GroundTruthTable table;
+  // Points into `table.rows`: a ReplayTable is not copied once loaded.
+  std::map<uint64_t, const GroundTruthRow*> by_index;
+  strategies::Problem problem;
+  // The best OK figure (GFLOP/s, or GB/s for a transpose or copy); 0 when none is OK.
+  double optimum = 0;
+
+  ReplayTable() = default;
+  ReplayTable(const ReplayTable&) = delete;
+  ReplayTable& operator=(const ReplayTable&) = delete;
+};
+
+// Reads the table at `path` into `out` (in place: by_index points into it).
+absl::Status LoadReplayTable(const std::string& path, ReplayTable& out);
+
+// `base` with the table's validity (candidates outside it are what constraints pruned
+// when it was measured) and, unless `knob_features`, the problem-aware features.
+// `table` must outlive the options.
+search::SearchOptions ReplayOptions(const ReplayTable& table, const search::SearchOptions& base,
+                                    bool knob_features = false);
+
+}  // namespace mtune::bench
+
+#endif  // MTUNE_BENCH_REPLAY_TABLE_H_
