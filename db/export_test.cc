@@ -3,7 +3,6 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
-#include <sstream>
 #include <string>
 
 #include "db/test_util.h"
@@ -22,17 +21,11 @@ using ::mtune::db::testing::MakeCalibration;
 using ::mtune::db::testing::MakeCandidate;
 using ::mtune::db::testing::MakeTarget;
 using ::mtune::db::testing::MakeTrial;
+using ::mtune::db::testing::ReadFile;
 using ::mtune::db::testing::ScratchDir;
 using ::mtune::db::testing::ScriptFor;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream contents;
-  contents << in.rdbuf();
-  return contents.str();
-}
 
 int FilesStartingWith(const std::string& dir, const std::string& prefix) {
   int files = 0;

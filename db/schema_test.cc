@@ -4,7 +4,6 @@
 
 #include <fstream>
 #include <set>
-#include <sstream>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -16,6 +15,7 @@
 namespace mtune::db {
 namespace {
 
+using ::mtune::db::testing::ReadFile;
 using ::mtune::db::testing::ScratchDir;
 using ::testing::AllOf;
 using ::testing::HasSubstr;
@@ -31,13 +31,6 @@ void RawExec(const std::string& path, const std::string& sql) {
   sqlite3_free(error);
   sqlite3_close(db);
   ASSERT_EQ(rc, SQLITE_OK) << message;
-}
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream contents;
-  contents << in.rdbuf();
-  return contents.str();
 }
 
 std::unique_ptr<Connection> OpenRaw(const std::string& path) {

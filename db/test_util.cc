@@ -3,6 +3,8 @@
 #include <stdlib.h>
 
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <stdexcept>
 
 #include "absl/strings/str_cat.h"
@@ -96,6 +98,13 @@ mtune::v1::TrialResult MakeTrial(int64_t job_id, const std::string& problem,
 
 std::string ScriptFor(int tile_m) {
   return absl::StrCat("transform.named_sequence @__transform_main // tile_m = ", tile_m, "\n");
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream contents;
+  contents << in.rdbuf();
+  return contents.str();
 }
 
 }  // namespace mtune::db::testing

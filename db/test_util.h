@@ -52,6 +52,9 @@ mtune::v1::TrialResult MakeTrial(int64_t job_id, const std::string& problem,
 // The script stored with MakeCandidate(tile_m).
 std::string ScriptFor(int tile_m);
 
+// The whole contents of the file at `path` (empty when it cannot be read).
+std::string ReadFile(const std::string& path);
+
 }  // namespace mtune::db::testing
 
 #endif  // MTUNE_DB_TEST_UTIL_H_

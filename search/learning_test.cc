@@ -15,7 +15,7 @@ namespace mtune::search {
 namespace {
 
 // 6 knobs x 5 options = 15625 points; options look like tile sizes.
-Space TileSpace() {
+Space SixTileKnobsSpace() {
   Space space;
   for (int k = 0; k < 6; ++k) space.knobs.push_back({"t" + std::to_string(k), {"1", "2", "4", "8", "16"}});
   return space;
@@ -43,7 +43,7 @@ Trace Tune(const std::string& name, uint64_t seed, size_t trials, size_t batch =
   options.seed = seed;
   // Score a sample of 1024 points per batch rather than 4096: keeps the test quick.
   options.model.pool = 1024;
-  auto made = MakeSearch(name, TileSpace(), options);
+  auto made = MakeSearch(name, SixTileKnobsSpace(), options);
   EXPECT_TRUE(made.ok()) << made.status();
   Trace run;
   if (!made.ok()) return run;
@@ -160,8 +160,8 @@ TEST(Model, InitialRandomDesignScalesWithTheSpace) {
   small.knobs.push_back({"c", {"x", "y", "z", "w", "v", "u", "t", "s", "r", "q"}});
   EXPECT_EQ(features_computed_after(small, 4), 0);
   EXPECT_GT(features_computed_after(small, 12), 0);
-  EXPECT_EQ(features_computed_after(TileSpace(), 12), 0);  // 15625 points: 16 first
-  EXPECT_GT(features_computed_after(TileSpace(), 20), 0);
+  EXPECT_EQ(features_computed_after(SixTileKnobsSpace(), 12), 0);  // 15625 points: 16 first
+  EXPECT_GT(features_computed_after(SixTileKnobsSpace(), 20), 0);
 }
 
 // Every way of running the model (trust region, bootstrap ensemble, label scales)
@@ -227,7 +227,7 @@ TEST(Model, BalancedDesignCoversEveryOption) {
   options.model.initial_design = 1;
   for (uint64_t seed = 0; seed < 5; ++seed) {
     options.seed = seed;
-    auto search = MakeSearch("model", TileSpace(), options);
+    auto search = MakeSearch("model", SixTileKnobsSpace(), options);
     ASSERT_TRUE(search.ok()) << search.status();
     const std::vector<Point> first = (*search)->Propose(16);
     ASSERT_EQ(first.size(), 16u);
@@ -261,7 +261,7 @@ TEST(Model, RankingAndAdditiveSlotsSteerTowardsThePeak) {
 // problem 1, this search's problem 2), plus one row of another width, dropped.
 SearchOptions WithPriorOfTheBowl() {
   const Objective objective;
-  const Space space = TileSpace();
+  const Space space = SixTileKnobsSpace();
   auto features_of = [](const Point& p, double problem) {
     std::vector<double> row(p.begin(), p.end());
     row.push_back(problem);
@@ -333,9 +333,9 @@ TEST(Model, BatchApartSpreadsProposalsStillBeingMeasured) {
   for (uint64_t seed = 0; seed < 5; ++seed) {
     options.seed = seed;
     options.model.batch_apart = 0;
-    auto plain = MakeSearch("model", TileSpace(), options);
+    auto plain = MakeSearch("model", SixTileKnobsSpace(), options);
     options.model.batch_apart = 3;
-    auto apart = MakeSearch("model", TileSpace(), options);
+    auto apart = MakeSearch("model", SixTileKnobsSpace(), options);
     ASSERT_TRUE(plain.ok() && apart.ok());
     const std::vector<Point> plain_points = (*plain)->Propose(12), apart_points = (*apart)->Propose(12);
     ASSERT_EQ(apart_points.size(), 12u);
@@ -358,10 +358,10 @@ TEST(KnobFeatures, LogOfNumbersIndexOfWords) {
 TEST(MakeSearch, RejectsRatesOutsideZeroOne) {
   SearchOptions options;
   options.genetic.mutation_rate = 1.5;
-  EXPECT_FALSE(MakeSearch("genetic", TileSpace(), options).ok());
+  EXPECT_FALSE(MakeSearch("genetic", SixTileKnobsSpace(), options).ok());
   options.genetic.mutation_rate = 0.1;
   options.genetic.selection_power = -1;
-  EXPECT_FALSE(MakeSearch("genetic", TileSpace(), options).ok());
+  EXPECT_FALSE(MakeSearch("genetic", SixTileKnobsSpace(), options).ok());
 }
 
 // Children of a generation where two parents are 1.5x the rest (measured GFLOP/s

@@ -11,19 +11,19 @@ namespace {
 
 using ::testing::HasSubstr;
 
-Space TileSpace() {
+Space TwoTilesAndALoweringSpace() {
   return Space{{{"tile_m", {"8", "16", "32"}},
                 {"lowering", {"outerproduct", "dot"}},
                 {"tile_n", {"4", "8", "16", "32"}}}};
 }
 
 TEST(SpaceSize, IsTheProductOfOptionCounts) {
-  EXPECT_EQ(SpaceSize(TileSpace()), 24u);
+  EXPECT_EQ(SpaceSize(TwoTilesAndALoweringSpace()), 24u);
   EXPECT_EQ(SpaceSize(Space{}), 1u) << "no knobs: exactly one (empty) candidate";
 }
 
 TEST(SpaceSize, EmptyKnobEmptiesTheSpace) {
-  Space space = TileSpace();
+  Space space = TwoTilesAndALoweringSpace();
   space.knobs.push_back({"empty", {}});
   EXPECT_EQ(SpaceSize(space), 0u);
 }
@@ -41,7 +41,7 @@ TEST(SpaceSize, SaturatesInsteadOfOverflowing) {
 }
 
 TEST(PointIndex, RoundTripsAndIsLexicographic) {
-  const Space space = TileSpace();
+  const Space space = TwoTilesAndALoweringSpace();
   EXPECT_EQ(PointAtIndex(space, 0), (Point{0, 0, 0}));
   EXPECT_EQ(PointAtIndex(space, 1), (Point{0, 0, 1})) << "last knob varies fastest";
   EXPECT_EQ(PointAtIndex(space, 4), (Point{0, 1, 0}));
@@ -52,7 +52,7 @@ TEST(PointIndex, RoundTripsAndIsLexicographic) {
 }
 
 TEST(ValidatePoint, RejectsWrongArityAndOutOfRange) {
-  const Space space = TileSpace();
+  const Space space = TwoTilesAndALoweringSpace();
   EXPECT_TRUE(ValidatePoint(space, {2, 1, 3}).ok());
   EXPECT_FALSE(ValidatePoint(space, {0, 0}).ok());
   const absl::Status status = ValidatePoint(space, {0, 2, 0});
@@ -61,7 +61,7 @@ TEST(ValidatePoint, RejectsWrongArityAndOutOfRange) {
 }
 
 TEST(ValidateSpace, RejectsDuplicatesAndEmptyNames) {
-  EXPECT_TRUE(ValidateSpace(TileSpace()).ok());
+  EXPECT_TRUE(ValidateSpace(TwoTilesAndALoweringSpace()).ok());
   EXPECT_THAT(ValidateSpace(Space{{{"a", {"1"}}, {"a", {"2"}}}}).message(),
               HasSubstr("duplicate knob 'a'"));
   EXPECT_THAT(ValidateSpace(Space{{{"a", {"1", "1"}}}}).message(), HasSubstr("twice"));
@@ -69,7 +69,7 @@ TEST(ValidateSpace, RejectsDuplicatesAndEmptyNames) {
 }
 
 TEST(KnobValues, RoundTrip) {
-  const Space space = TileSpace();
+  const Space space = TwoTilesAndALoweringSpace();
   absl::StatusOr<KnobValues> values = ValuesFromPoint(space, {1, 1, 2});
   ASSERT_TRUE(values.ok()) << values.status();
   EXPECT_EQ(*values, (KnobValues{{"tile_m", "16"}, {"lowering", "dot"}, {"tile_n", "16"}}));
@@ -79,7 +79,7 @@ TEST(KnobValues, RoundTrip) {
 }
 
 TEST(KnobValues, ErrorsNameTheProblem) {
-  const Space space = TileSpace();
+  const Space space = TwoTilesAndALoweringSpace();
   EXPECT_FALSE(ValuesFromPoint(space, {3, 0, 0}).ok());
   EXPECT_THAT(PointFromValues(space, {{"tile_m", "8"}, {"lowering", "dot"}}).status().message(),
               HasSubstr("no value for knob 'tile_n'"));
@@ -101,7 +101,7 @@ TEST(KnobValues, ErrorsNameTheProblem) {
 // where they exist, else the nearest on a log scale; a word with no match, or a
 // missing knob, maps nowhere.
 TEST(NearestPoint, TakesExactOptionsElseTheNearestOnALogScale) {
-  const Space space = TileSpace();
+  const Space space = TwoTilesAndALoweringSpace();
   EXPECT_EQ(NearestPoint(space, {{"tile_m", "16"}, {"lowering", "dot"}, {"tile_n", "8"}}), (Point{1, 1, 1}));
   // 12 is nearer 16 than 8 on a log scale (log2 12/8 = 0.58 > log2 16/12 = 0.42);
   // 513 snaps to the largest option, 1 to the smallest.
@@ -118,7 +118,7 @@ TEST(NearestPoint, TakesExactOptionsElseTheNearestOnALogScale) {
 }
 
 TEST(FormatPoint, ShowsNamesAndValues) {
-  EXPECT_EQ(FormatPoint(TileSpace(), {0, 1, 3}), "{tile_m=8, lowering=dot, tile_n=32}");
+  EXPECT_EQ(FormatPoint(TwoTilesAndALoweringSpace(), {0, 1, 3}), "{tile_m=8, lowering=dot, tile_n=32}");
 }
 
 }  // namespace

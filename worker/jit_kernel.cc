@@ -30,15 +30,12 @@
 #include "strategies/template_requirements.h"
 #include "strategies/payload.h"
 #include "worker/amx.h"
+#include "worker/timing.h"
 
 namespace mtune::worker {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double Since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
 
 // Allocations of generated code (memref.alloc lowers to malloc / aligned_alloc).
 // A failure calls the process's new-handler, as operator new would: in the
@@ -162,7 +159,7 @@ std::unique_ptr<JitKernel> JitKernel::Compile(const std::string& payload,
     if (absl::Status granted = RequestAmxState(); !granted.ok())
       return fail(RESULT_STATUS_COMPILE_ERROR,
                   absl::StrCat("the strategy uses AMX tiles, but ", granted.message()));
-  times->parse_s = Since(start);
+  times->parse_s = SecondsSince(start);
 
   start = Clock::now();
   mlir::Operation* entry = mlir::transform::detail::findTransformEntryPoint(
@@ -179,7 +176,7 @@ std::unique_ptr<JitKernel> JitKernel::Compile(const std::string& payload,
   if (diagnostics.has_error())
     return fail(RESULT_STATUS_INVALID_CANDIDATE,
                 "the strategy reported an error while applying:\n" + diagnostics.text());
-  times->transform_s = Since(start);
+  times->transform_s = SecondsSince(start);
 
   start = Clock::now();
   mlir::PassManager pm(context);
@@ -189,7 +186,7 @@ std::unique_ptr<JitKernel> JitKernel::Compile(const std::string& payload,
     return fail(RESULT_STATUS_COMPILE_ERROR, "bad lowering pipeline: " + pipeline_errors);
   if (mlir::failed(pm.run(*module)))
     return fail(RESULT_STATUS_COMPILE_ERROR, "lowering to LLVM failed:\n" + diagnostics.text());
-  times->lower_s = Since(start);
+  times->lower_s = SecondsSince(start);
 
   start = Clock::now();
   auto builder = llvm::orc::JITTargetMachineBuilder::detectHost();
@@ -246,7 +243,7 @@ std::unique_ptr<JitKernel> JitKernel::Compile(const std::string& payload,
     return fail(RESULT_STATUS_COMPILE_ERROR,
                 "LLVM's code generation failed: " + kernel->codegen_errors_);
   kernel->fn_ = reinterpret_cast<Fn>(*symbol);
-  times->jit_s = Since(start);
+  times->jit_s = SecondsSince(start);
   return kernel;
 }
 

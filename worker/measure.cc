@@ -12,6 +12,7 @@
 #include "worker/footprint_figures.h"
 #include "worker/jit_kernel.h"
 #include "worker/roofline.h"
+#include "worker/timing.h"
 
 namespace mtune::worker {
 namespace {
@@ -23,10 +24,6 @@ using mtune::v1::Result;
 // footprint, where the worker does not hold fresh figures for it (the calibration's
 // own per level is 0.15 s).
 constexpr double kFootprintCopyTimeS = 0.1;
-
-double Since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
 
 }  // namespace
 
@@ -53,7 +50,7 @@ std::optional<Result> Measurer::Prepare(const mtune::v1::Task& task,
   auto fail = [&](mtune::v1::ResultStatus status, std::string error) {
     result.set_status(status);
     result.set_error(std::move(error));
-    result.set_total_s(Since(start));
+    result.set_total_s(SecondsSince(start));
     return result;
   };
   auto problem = strategies::ParseProblemKey(task.problem());
@@ -80,7 +77,7 @@ std::optional<Result> Measurer::Prepare(const mtune::v1::Task& task,
     operands_key_ = problem->Key();
   }
   prepared_ = std::make_unique<Prepared>(
-      Prepared{task, calibration, *problem, std::move(kernel), result, Since(start)});
+      Prepared{task, calibration, *problem, std::move(kernel), result, SecondsSince(start)});
   return std::nullopt;
 }
 
@@ -100,7 +97,7 @@ Result Measurer::MeasurePrepared(const std::string& test_inject_fault,
   auto finish = [&](mtune::v1::ResultStatus status, std::string error) {
     result.set_status(status);
     result.set_error(std::move(error));
-    result.set_total_s(p->prepare_s + Since(start));
+    result.set_total_s(p->prepare_s + SecondsSince(start));
     return result;
   };
 
@@ -127,7 +124,7 @@ Result Measurer::MeasurePrepared(const std::string& test_inject_fault,
   int64_t where = -1;
   const double error = ops.MaxScaledError(&where);
   result.set_max_rel_error(error);
-  result.set_verify_s(Since(verify_start));
+  result.set_verify_s(SecondsSince(verify_start));
   if (!(error <= ops.tolerance)) {
     return finish(mtune::v1::RESULT_STATUS_WRONG_RESULT,
                   absl::StrFormat("output element %d = %g, reference %g (scaled error %.3g > "

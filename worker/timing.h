@@ -1,6 +1,7 @@
 // Timing of a kernel: warm-up, then repetitions until a minimum total time.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <functional>
 #include <vector>
@@ -8,6 +9,11 @@
 #include "proto/mtune.pb.h"
 
 namespace mtune::worker {
+
+// Seconds on the steady clock since `start`.
+inline double SecondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
 
 struct TimingOptions {
   // Untimed calls first (caches, page faults, branch predictors).
