@@ -40,20 +40,23 @@ __attribute__((target("avx512f,fma"), noinline)) void TileLoop(const float* a, c
 }
 #endif
 
-struct FreeDeleter {
-  void operator()(float* p) const { std::free(p); }
-};
-using Floats = std::unique_ptr<float[], FreeDeleter>;
-
-Floats Aligned(size_t count, float value) {
-  Floats p(static_cast<float*>(std::aligned_alloc(64, (count * sizeof(float) + 63) / 64 * 64)));
-  if (p) std::fill_n(p.get(), count, value);
-  return p;
-}
-
 }  // namespace
 
+// Its member types are its own, not the anonymous namespace's: a member of a class
+// with linkage cannot hold a type without it (GCC's -Wsubobject-linkage, seen once a
+// unity build includes this file).
 struct L1MicroKernelLoop::State {
+  struct FreeDeleter {
+    void operator()(float* p) const { std::free(p); }
+  };
+  using Floats = std::unique_ptr<float[], FreeDeleter>;
+
+  static Floats Aligned(size_t count, float value) {
+    Floats p(static_cast<float*>(std::aligned_alloc(64, (count * sizeof(float) + 63) / 64 * 64)));
+    if (p) std::fill_n(p.get(), count, value);
+    return p;
+  }
+
   // Small values: the accumulators grow by about 0.00025 per call, far from overflow.
   Floats a = Aligned(kRows * kK, 1.0f / 1024);
   Floats b = Aligned(kVectors * 16 * kK, 1.0f / 1024);

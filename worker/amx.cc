@@ -14,24 +14,27 @@
 #include "absl/strings/str_cat.h"
 
 namespace mtune::worker {
-namespace {
 
-// One tdpbf16ps: 16 x 16 accumulators, each the sum of 32 products.
-constexpr double kFlopsPerTileMultiply = 16.0 * 16 * 32 * 2;
-constexpr int kMultipliesPerIteration = 4;
-
-// The 64-byte tile configuration ldtilecfg reads (palette 1).
-struct alignas(64) TileConfig {
+// The 64-byte tile configuration ldtilecfg reads (palette 1). Not in the anonymous
+// namespace: AmxBf16Loop::State, a member of a class with linkage, holds one (GCC's
+// -Wsubobject-linkage, seen once a unity build includes this file).
+struct alignas(64) AmxTileConfig {
   uint8_t palette = 0;
   uint8_t start_row = 0;
   uint8_t reserved[14] = {};
   uint16_t bytes_per_row[16] = {};
   uint8_t rows[16] = {};
 };
-static_assert(sizeof(TileConfig) == 64);
+static_assert(sizeof(AmxTileConfig) == 64);
+
+namespace {
+
+// One tdpbf16ps: 16 x 16 accumulators, each the sum of 32 products.
+constexpr double kFlopsPerTileMultiply = 16.0 * 16 * 32 * 2;
+constexpr int kMultipliesPerIteration = 4;
 
 __attribute__((target("amx-tile,amx-bf16"), noinline)) void MultiplyTiles(uint64_t iterations,
-                                                                          const TileConfig* config,
+                                                                          const AmxTileConfig* config,
                                                                           const uint16_t* operand) {
   // Keeps the compiler from dropping the stores to *config: GCC's ldtilecfg
   // intrinsic does not tell it that the instruction reads all 64 bytes.
@@ -75,7 +78,7 @@ absl::Status RequestAmxState() {
 }
 
 struct AmxBf16Loop::State {
-  TileConfig config;
+  AmxTileConfig config;
   // 16 rows of 32 bf16 ones: a finite operand, products that stay finite.
   alignas(64) uint16_t operand[16 * 32];
 };
