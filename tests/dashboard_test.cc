@@ -22,22 +22,12 @@ namespace {
 using nlohmann::json;
 using testing::MakeTempDir;
 using testing::ReadFile;
+using testing::SleepS;
+using testing::WaitForPort;
 using testing::Subprocess;
 
 constexpr char kProblem[] = "matmul:m=64,n=64,k=64:f32";
 constexpr uint32_t kTrials = 8;
-
-void SleepS(double s) { std::this_thread::sleep_for(std::chrono::duration<double>(s)); }
-
-// Waits for a port file written by the coordinator; "" on timeout.
-std::string WaitForPort(const std::string& path) {
-  for (int i = 0; i < 200; ++i) {
-    std::string port = ReadFile(path);
-    if (!port.empty()) return port.substr(0, port.find('\n'));
-    SleepS(0.05);
-  }
-  return "";
-}
 
 class Dashboard : public ::testing::Test {
  protected:
@@ -48,8 +38,8 @@ class Dashboard : public ::testing::Test {
          "127.0.0.1:0", "--http-port-file", dir_ + "/http-port", "--db", dir_ + "/mtune.sqlite",
          "--min-measure", "0.02"},
         dir_ + "/coordinator.log");
-    const std::string grpc_port = WaitForPort(dir_ + "/port");
-    const std::string http_port = WaitForPort(dir_ + "/http-port");
+    const std::string grpc_port = WaitForPort(dir_ + "/port", 10);
+    const std::string http_port = WaitForPort(dir_ + "/http-port", 10);
     ASSERT_FALSE(grpc_port.empty() || http_port.empty()) << coordinator_->Log();
     http_port_ = std::stoi(http_port);
     const std::string address = "127.0.0.1:" + grpc_port;

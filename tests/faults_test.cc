@@ -29,14 +29,14 @@ namespace {
 
 using testing::MakeTempDir;
 using testing::ReadFile;
+using testing::RunCommand;
+using testing::SleepS;
 using testing::Subprocess;
 using Clock = std::chrono::steady_clock;
 
 // Small enough that a trial takes a fraction of a second, with a knob space far
 // larger than any budget below.
 constexpr char kProblem[] = "matmul:m=64,n=64,k=64:f32";
-
-void SleepS(double s) { std::this_thread::sleep_for(std::chrono::duration<double>(s)); }
 
 double SecondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
@@ -50,17 +50,6 @@ bool WaitFor(const std::function<bool()>& condition, double timeout_s) {
     SleepS(0.05);
   }
   return condition();
-}
-
-// Runs a shell command; returns its exit code and fills `output` with stdout+stderr.
-int RunCommand(const std::string& command, std::string* output) {
-  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
-  char buf[4096];
-  size_t n;
-  output->clear();
-  while ((n = fread(buf, 1, sizeof buf, pipe)) > 0) output->append(buf, n);
-  int status = pclose(pipe);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
 // Rows of a query on a SQLite file, every column as text (read-only; WAL lets it

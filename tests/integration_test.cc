@@ -28,22 +28,11 @@ namespace {
 
 using testing::MakeTempDir;
 using testing::ReadFile;
+using testing::RunCommand;
+using testing::SleepS;
 using testing::Subprocess;
 
 constexpr char kProblem[] = "matmul:m=96,n=80,k=64:f32";
-
-void SleepS(double s) { std::this_thread::sleep_for(std::chrono::duration<double>(s)); }
-
-// Runs a shell command; returns its exit code and fills `output` with stdout+stderr.
-int RunCommand(const std::string& command, std::string* output) {
-  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
-  char buf[4096];
-  size_t n;
-  output->clear();
-  while ((n = fread(buf, 1, sizeof buf, pipe)) > 0) output->append(buf, n);
-  int status = pclose(pipe);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
 
 class Cluster : public ::testing::Test {
  protected:

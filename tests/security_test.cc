@@ -26,28 +26,10 @@ namespace {
 
 using testing::MakeTempDir;
 using testing::ReadFile;
+using testing::RunCommand;
+using testing::SleepS;
+using testing::WaitForPort;
 using testing::Subprocess;
-
-void SleepS(double s) { std::this_thread::sleep_for(std::chrono::duration<double>(s)); }
-
-int RunCommand(const std::string& command, std::string* output) {
-  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
-  char buf[4096];
-  size_t n;
-  output->clear();
-  while ((n = fread(buf, 1, sizeof buf, pipe)) > 0) output->append(buf, n);
-  int status = pclose(pipe);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
-std::string WaitForPort(const std::string& path) {
-  for (int i = 0; i < 400; ++i) {
-    std::string port = ReadFile(path);
-    if (!port.empty()) return port.substr(0, port.find('\n'));
-    SleepS(0.05);
-  }
-  return "";
-}
 
 std::string Trimmed(std::string s) {
   while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
@@ -79,8 +61,8 @@ class Secured : public ::testing::Test {
          "--tls-key", certs_ + "/server.key", "--tls-client-ca", certs_ + "/ca.pem",
          "--tokens-file", certs_ + "/tokens"},
         dir_ + "/coordinator.log");
-    const std::string port = WaitForPort(dir_ + "/port");
-    const std::string http_port = WaitForPort(dir_ + "/http-port");
+    const std::string port = WaitForPort(dir_ + "/port", 20);
+    const std::string http_port = WaitForPort(dir_ + "/http-port", 20);
     ASSERT_FALSE(port.empty() || http_port.empty()) << coordinator_->Log();
     address_ = "127.0.0.1:" + port;
     http_port_ = std::stoi(http_port);
@@ -373,7 +355,7 @@ TEST(Coordinator, RefusesPlaintextOffLoopbackAndSaysWhenItIsOpen) {
   Subprocess open({MTUNE_COORDINATOR_BIN, "--listen", "127.0.0.1:0", "--port-file", dir + "/port",
                    "--db", dir + "/db.sqlite"},
                   dir + "/open.log");
-  ASSERT_FALSE(WaitForPort(dir + "/port").empty()) << open.Log();
+  ASSERT_FALSE(WaitForPort(dir + "/port", 20).empty()) << open.Log();
   EXPECT_NE(open.Log().find("WARNING: plaintext gRPC"), std::string::npos) << open.Log();
   EXPECT_NE(open.Log().find("WARNING: no --tokens-file: the service is open"), std::string::npos)
       << open.Log();

@@ -75,4 +75,26 @@ std::string MakeTempDir(const std::string& prefix) {
   return templ;
 }
 
+int RunCommand(const std::string& command, std::string* output) {
+  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
+  char buf[4096];
+  size_t n;
+  output->clear();
+  while ((n = fread(buf, 1, sizeof buf, pipe)) > 0) output->append(buf, n);
+  int status = pclose(pipe);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+void SleepS(double s) { std::this_thread::sleep_for(std::chrono::duration<double>(s)); }
+
+std::string WaitForPort(const std::string& path, double timeout_s) {
+  const auto start = std::chrono::steady_clock::now();
+  while (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < timeout_s) {
+    std::string port = ReadFile(path);
+    if (!port.empty()) return port.substr(0, port.find('\n'));
+    SleepS(0.05);
+  }
+  return "";
+}
+
 }  // namespace mtune::testing

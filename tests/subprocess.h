@@ -1,4 +1,5 @@
-// Test helper: a child process with its output in a log file, killable and reaped.
+// Test helpers: a child process with its output in a log file, killable and reaped;
+// shell commands, files and waiting.
 #pragma once
 
 #include <sys/types.h>
@@ -37,5 +38,15 @@ std::string ReadFile(const std::string& path);
 
 // A fresh empty directory under $TMPDIR.
 std::string MakeTempDir(const std::string& prefix);
+
+// Runs `command` in a shell; returns its exit code (-1 if it did not exit) and fills
+// `output` with its stdout and stderr.
+int RunCommand(const std::string& command, std::string* output);
+
+void SleepS(double s);
+
+// The first line of the port file at `path` once its writer (a coordinator's
+// --port-file) has written it; "" after `timeout_s`.
+std::string WaitForPort(const std::string& path, double timeout_s);
 
 }  // namespace mtune::testing
