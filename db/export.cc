@@ -230,7 +230,7 @@ absl::StatusOr<uint32_t> ExportBestStrategyDb(Store& store, const std::string& o
   return WriteExportedDb(*rows, out_path, existing);
 }
 
-absl::StatusOr<std::vector<ExportedStrategy>> ReadExportedDb(const std::string& path) {
+absl::StatusOr<std::unique_ptr<Connection>> OpenExportedDb(const std::string& path) {
   // SQLite's read-only open reports a missing file only as "unable to open".
   std::error_code error;
   if (!std::filesystem::exists(path, error)) {
@@ -239,8 +239,14 @@ absl::StatusOr<std::vector<ExportedStrategy>> ReadExportedDb(const std::string& 
   absl::StatusOr<std::unique_ptr<Connection>> connection =
       Connection::Open(path, Connection::Mode::kReadOnly);
   if (!connection.ok()) return connection.status();
+  if (absl::Status status = CheckCurrent(**connection, ExportSchema()); !status.ok()) return status;
+  return connection;
+}
+
+absl::StatusOr<std::vector<ExportedStrategy>> ReadExportedDb(const std::string& path) {
+  absl::StatusOr<std::unique_ptr<Connection>> connection = OpenExportedDb(path);
+  if (!connection.ok()) return connection.status();
   Connection& db = **connection;
-  if (absl::Status status = CheckCurrent(db, ExportSchema()); !status.ok()) return status;
 
   absl::StatusOr<StatementLease> select = db.Prepare(kSelectBestSql);
   if (!select.ok()) return select.status();

@@ -3,14 +3,12 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <filesystem>
 #include <limits>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "db/schema.h"
 #include "db/exported_row.h"
 #include "db/sqlite.h"
 
@@ -96,15 +94,8 @@ StrategyDb::~StrategyDb() = default;
 
 absl::StatusOr<std::unique_ptr<StrategyDb>> StrategyDb::Open(const std::string& path,
                                                              Options options) {
-  // SQLite's read-only open reports a missing file only as "unable to open".
-  std::error_code error;
-  if (!std::filesystem::exists(path, error)) {
-    return absl::NotFoundError(absl::StrCat("best-strategy database ", path, " does not exist"));
-  }
-  absl::StatusOr<std::unique_ptr<Connection>> connection =
-      Connection::Open(path, Connection::Mode::kReadOnly);
+  absl::StatusOr<std::unique_ptr<Connection>> connection = OpenExportedDb(path);
   if (!connection.ok()) return connection.status();
-  if (absl::Status status = CheckCurrent(**connection, ExportSchema()); !status.ok()) return status;
   return std::unique_ptr<StrategyDb>(
       new StrategyDb(std::move(*connection), path, std::move(options)));
 }
