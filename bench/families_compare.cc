@@ -26,6 +26,7 @@
 #include "bench/family_suite.h"
 #include "bench/side_by_side.h"
 #include "benchmark/benchmark.h"
+#include "proto/enum_words.h"
 #include "proto/mtune.pb.h"
 #include "strategies/payload.h"
 #include "strategies/problem.h"
@@ -164,7 +165,7 @@ void CompileAndVerify(const strategies::Problem& problem, const std::optional<Be
   std::unique_ptr<worker::JitKernel> jit =
       worker::JitKernel::Compile(*payload, kernel->script, &times, &failure);
   if (!jit) {
-    state = {StatusName(failure.status), failure.error.substr(0, 300)};
+    state = {mtune::v1::StatusWord(failure.status), failure.error.substr(0, 300)};
     return;
   }
   ops.ResetOutput();

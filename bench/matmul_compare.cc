@@ -40,6 +40,7 @@
 #include "client/measure_command.h"
 #include "benchmark/benchmark.h"
 #include "nlohmann/json.hpp"
+#include "proto/enum_words.h"
 #include "proto/mtune.pb.h"
 #include "strategies/candidate.h"
 #include "strategies/payload.h"
@@ -233,7 +234,7 @@ std::unique_ptr<worker::JitKernel> CompileVerified(const BestKernel& kernel, con
       worker::JitKernel::Compile(*payload, kernel.script, &times, &failure);
   if (!jit) {
     report.notes.push_back(absl::StrCat(what, " script does not compile here (",
-                                        StatusName(failure.status), "): ",
+                                        mtune::v1::StatusWord(failure.status), "): ",
                                         failure.error.substr(0, 200)));
     return nullptr;
   }

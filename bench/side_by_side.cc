@@ -7,7 +7,6 @@
 #include <filesystem>
 #include <utility>
 
-#include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -18,6 +17,7 @@
 #include "db/export.h"
 #include "db/store.h"
 #include "nlohmann/json.hpp"
+#include "proto/enum_words.h"
 #include "search/search.h"
 #include "search/space.h"
 #include "server/candidate_space.h"
@@ -86,13 +86,6 @@ double Geomean(const std::vector<double>& values) {
     ++count;
   }
   return count == 0 ? 0.0 : std::exp(log_sum / count);
-}
-
-std::string StatusName(mtune::v1::ResultStatus status) {
-  std::string name = mtune::v1::ResultStatus_Name(status);
-  absl::string_view view = name;
-  absl::ConsumePrefix(&view, "RESULT_STATUS_");
-  return absl::AsciiStrToLower(view);
 }
 
 std::string CompactKnobs(const strategies::KnobValues& knobs) {
@@ -184,13 +177,13 @@ absl::Status TuneProblem(const strategies::Problem& problem, const TuneOptions& 
       stats.ok++;
       measured.push_back({score(result), *values, *script, task, result.gflops()});
     } else {
-      stats.failures[StatusName(result.status())]++;
+      stats.failures[mtune::v1::StatusWord(result.status())]++;
     }
     search::Observation observation{points[0], ok, ok ? score(result) : 0.0};
     (*algorithm)->Observe({&observation, 1});
 
     std::fprintf(stderr, "  %s %2d/%d  %-17s %8.2f GFLOP/s %7.2f GB/s  %5.2f s (compile %.2f s)  %s\n",
-                 label.c_str(), trial + 1, options.trials, StatusName(result.status()).c_str(),
+                 label.c_str(), trial + 1, options.trials, mtune::v1::StatusWord(result.status()).c_str(),
                  ok ? result.gflops() : 0.0, ok ? result.gbps() : 0.0, wall_s, result.compile_s(),
                  CompactKnobs(*values).c_str());
   }

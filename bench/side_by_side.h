@@ -39,8 +39,6 @@ double PairedSpeedup(const std::map<int, double>& mine, const std::map<int, doub
 // The per-round times in round order (for JSON output).
 std::vector<double> InRoundOrder(const std::map<int, double>& by_round);
 
-// "ok", "wrong_result", ... for a result status.
-std::string StatusName(mtune::v1::ResultStatus status);
 // "tile_m1=64 ... contraction_lowering=outerproduct" shortened for a table cell.
 std::string CompactKnobs(const strategies::KnobValues& knobs);
 

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
+#include "proto/enum_words.h"
 #include "strategies/figure.h"
 #include "worker/roofline.h"
 
@@ -22,14 +23,6 @@ std::string StateName(mtune::v1::JobState state) {
     case mtune::v1::JOB_STATE_FAILED: return "failed";
     default: return "unknown";
   }
-}
-
-std::string StatusName(mtune::v1::ResultStatus status) {
-  std::string name = mtune::v1::ResultStatus_Name(status);
-  const std::string prefix = "RESULT_STATUS_";
-  if (name.rfind(prefix, 0) == 0) name = name.substr(prefix.size());
-  for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return name;
 }
 
 // The width of a table's problem column: `minimum`, or the longest key of `rows`
@@ -203,7 +196,7 @@ std::string FormatResults(const mtune::v1::ListResultsResponse& results) {
   for (const auto& t : results.results()) {
     const auto& r = t.result();
     absl::StrAppendFormat(&out, "%-6d %-*s %-17s %10.1f %8.1f %8.2f %12s  %s\n", t.job_id(),
-                          key_width, t.problem(), StatusName(r.status()), r.gflops(), r.gbps(),
+                          key_width, t.problem(), mtune::v1::StatusWord(r.status()), r.gflops(), r.gbps(),
                           r.fraction_of_roofline(), DurationText(r.timing().median_s()),
                           t.candidate().canonical_json());
   }

@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <set>
 
-#include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "proto/enum_words.h"
 #include "strategies/figure.h"
 #include "strategies/problem.h"
 
@@ -101,22 +101,6 @@ std::string FigureUnitOf(const std::string& problem_key) {
 }
 
 }  // namespace
-
-std::string StatusWord(mtune::v1::ResultStatus status) {
-  std::string name = mtune::v1::ResultStatus_Name(status);
-  constexpr absl::string_view kPrefix = "RESULT_STATUS_";
-  if (name.rfind(kPrefix.data(), 0) == 0) name = name.substr(kPrefix.size());
-  if (name.empty()) name = absl::StrCat("status_", static_cast<int>(status));
-  return absl::AsciiStrToLower(name);
-}
-
-std::string JobStateWord(mtune::v1::JobState state) {
-  std::string name = mtune::v1::JobState_Name(state);
-  constexpr absl::string_view kPrefix = "JOB_STATE_";
-  if (name.rfind(kPrefix.data(), 0) == 0) name = name.substr(kPrefix.size());
-  if (name.empty()) name = absl::StrCat("state_", static_cast<int>(state));
-  return absl::AsciiStrToLower(name);
-}
 
 json CalibrationJson(const mtune::v1::Calibration& calibration) {
   json levels = json::array();

@@ -90,10 +90,6 @@ class DashboardApi {
 
 // --- JSON forms, shared by the endpoints and their tests -------------------
 
-// "ok", "compile_error", ... (DESIGN.md's words for ResultStatus).
-std::string StatusWord(mtune::v1::ResultStatus status);
-// "running", "succeeded", "cancelled", "failed".
-std::string JobStateWord(mtune::v1::JobState state);
 nlohmann::json CalibrationJson(const mtune::v1::Calibration& calibration);
 nlohmann::json TargetJson(const mtune::v1::Target& target);
 // One trial; `trial_number` is 1-based, 0 when unknown (then omitted).

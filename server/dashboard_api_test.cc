@@ -8,6 +8,7 @@
 
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
+#include "proto/enum_words.h"
 
 namespace mtune::server {
 namespace {
@@ -288,6 +289,8 @@ TEST(DashboardWords, MatchDesignVocabulary) {
   EXPECT_EQ(StatusWord(mtune::v1::RESULT_STATUS_INVALID_CANDIDATE), "invalid_candidate");
   EXPECT_EQ(StatusWord(mtune::v1::RESULT_STATUS_WRONG_RESULT), "wrong_result");
   EXPECT_EQ(JobStateWord(mtune::v1::JOB_STATE_CANCELLED), "cancelled");
+  // A value from a newer peer that this build's enum lacks still gets a word.
+  EXPECT_EQ(StatusWord(static_cast<mtune::v1::ResultStatus>(99)), "status_99");
 }
 
 }  // namespace
