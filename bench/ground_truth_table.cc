@@ -1,6 +1,5 @@
 #include "bench/ground_truth_table.h"
 
-#include <algorithm>
 #include <fstream>
 #include <map>
 
@@ -10,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "bench/replay_stats.h"
 
 namespace mtune::bench {
 namespace {
@@ -48,12 +48,6 @@ absl::StatusOr<std::vector<std::string>> SplitCsv(const std::string& line) {
   }
   if (quoted) return absl::InvalidArgumentError("unterminated quote");
   return fields;
-}
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 // One row per candidate: a candidate's status is that of its first row (the sweep),
