@@ -850,9 +850,17 @@ TEST(KnobSpace, Conv2dStartPointTriesSixteenWideFilterTiles) {
   EXPECT_EQ(deep[2].at("tile_c1"), "64");
   EXPECT_EQ(starts_for("conv_2d_nhwc_hwcf:n=1,h=10,w=10,c=8,kh=3,kw=3,f=48,sh=1,sw=1,dh=1,dw=1:f32").size(),
             1u);
-  // 32 channels: no 64-channel chunk, so the second point is the first.
-  EXPECT_EQ(starts_for("conv_2d_nhwc_hwcf:n=1,h=36,w=36,c=32,kh=3,kw=3,f=32,sh=1,sw=1,dh=2,dw=2:f32").size(),
-            2u);
+  // 32 channels: no 64-channel chunk, so the second point is the first. The third
+  // (AVX2): 16-wide filter tiles of 6 output columns.
+  std::vector<KnobValues> narrow =
+      starts_for("conv_2d_nhwc_hwcf:n=1,h=36,w=36,c=32,kh=3,kw=3,f=32,sh=1,sw=1,dh=2,dw=2:f32");
+  ASSERT_EQ(narrow.size(), 3u);
+  EXPECT_EQ(narrow[2].at("tile_f"), "16");
+  EXPECT_EQ(narrow[2].at("tile_ow"), "6");
+  EXPECT_EQ(narrow[2].at("ow_main"), "30");
+  // 9x9: a 6-wide tile would pad the 7 output columns by over an eighth, so the third
+  // point keeps the default's 7 and is the first again.
+  EXPECT_EQ(deep.size(), 3u);
 }
 
 // reduce_tiled's start points: a row sum's default is 4 bands of 1-row tiles, and
@@ -904,15 +912,18 @@ TEST(KnobSpace, ReduceBandsDivideTheRows) {
       << rows36.Check(values);
 }
 
-// depthwise_2d_decomposed's start point: one zmm of channels (16) where the default
-// takes 32.
+// depthwise_2d_decomposed's start points: one zmm of channels (16) where the default
+// takes 32, and (AVX2) 16 channels by 4 output columns.
 TEST(KnobSpace, DepthwiseStartPointTriesSixteenChannelTiles) {
   std::vector<KnobValues> wide = StartingCandidates(TemplateSpace(
       "depthwise_2d_decomposed", "depthwise_conv_2d_nhwc_hwc:n=1,h=114,w=114,c=64,kh=3,kw=3,sh=1,sw=1,dh=1,dw=1:f32"));
-  ASSERT_EQ(wide.size(), 2u);
+  ASSERT_EQ(wide.size(), 3u);
   EXPECT_EQ(wide[0].at("tile_c"), "32");
   EXPECT_EQ(wide[1].at("tile_c"), "16");
   EXPECT_EQ(wide[1].at("tile_ow"), wide[0].at("tile_ow"));
+  // The second point (AVX2): 16 channels by 4 output columns.
+  EXPECT_EQ(wide[2].at("tile_c"), "16");
+  EXPECT_EQ(wide[2].at("tile_ow"), "4");
   // 16 channels: the default is already 16, so the point adds nothing.
   EXPECT_EQ(StartingCandidates(TemplateSpace("depthwise_2d_decomposed",
                                              "depthwise_conv_2d_nhwc_hwc:n=1,h=16,w=16,c=16,kh=3,kw=3,sh=1,sw=1,dh=1,dw=1:f32"))
