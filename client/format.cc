@@ -196,8 +196,8 @@ std::string FormatResults(const mtune::v1::ListResultsResponse& results) {
   for (const auto& t : results.results()) {
     const auto& r = t.result();
     absl::StrAppendFormat(&out, "%-6d %-*s %-17s %10.1f %8.1f %8.2f %12s  %s\n", t.job_id(),
-                          key_width, t.problem(), mtune::v1::StatusWord(r.status()), r.gflops(), r.gbps(),
-                          r.fraction_of_roofline(), DurationText(r.timing().median_s()),
+                          key_width, t.problem(), mtune::v1::StatusWord(r.status()), r.gflops(),
+                          r.gbps(), r.fraction_of_roofline(), DurationText(r.timing().median_s()),
                           t.candidate().canonical_json());
   }
   return out;

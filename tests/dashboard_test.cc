@@ -23,8 +23,8 @@ using nlohmann::json;
 using testing::MakeTempDir;
 using testing::ReadFile;
 using testing::SleepS;
-using testing::WaitForPort;
 using testing::Subprocess;
+using testing::WaitForPort;
 
 constexpr char kProblem[] = "matmul:m=64,n=64,k=64:f32";
 constexpr uint32_t kTrials = 8;

@@ -28,8 +28,8 @@ using testing::MakeTempDir;
 using testing::ReadFile;
 using testing::RunCommand;
 using testing::SleepS;
-using testing::WaitForPort;
 using testing::Subprocess;
+using testing::WaitForPort;
 
 std::string Trimmed(std::string s) {
   while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();

@@ -43,6 +43,7 @@ std::string MakeTempDir(const std::string& prefix);
 // `output` with its stdout and stderr.
 int RunCommand(const std::string& command, std::string* output);
 
+// Sleeps `s` seconds.
 void SleepS(double s);
 
 // The first line of the port file at `path` once its writer (a coordinator's
