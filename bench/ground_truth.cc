@@ -33,6 +33,7 @@
 #include "strategies/knob_space.h"
 #include "strategies/problem.h"
 #include "strategies/template_library.h"
+#include "worker/jit_kernel.h"
 #include "worker/sandbox.h"
 
 namespace {
@@ -122,7 +123,10 @@ int main(int argc, char** argv) {
     text << in.rdbuf();
     tpl->text = text.str();
   }
-  auto knobs = mtune::strategies::ExtractKnobSpace(tpl->text, *problem);
+  // Register tiles sized for this host, where the candidates are measured.
+  auto registers = mtune::strategies::VectorRegistersOf(mtune::worker::JitKernel::HostFeatures());
+  if (!registers.ok()) return Fail(std::string(registers.status().message()));
+  auto knobs = mtune::strategies::ExtractKnobSpace(tpl->text, *problem, *registers);
   if (!knobs.ok()) return Fail(std::string(knobs.status().message()));
   const std::string template_digest = mtune::strategies::TemplateDigest(tpl->text);
   for (const std::string& r : restrictions) {
@@ -211,7 +215,7 @@ int main(int argc, char** argv) {
     auto* task = request.mutable_measure();
     task->set_problem(problem->Key());
     *task->mutable_candidate() = mtune::strategies::MakeCandidate(tpl->name, template_digest, *values);
-    auto script = mtune::strategies::Instantiate(tpl->text, *problem, *values);
+    auto script = mtune::strategies::Instantiate(tpl->text, *problem, *values, *registers);
     mtune::bench::GroundTruthRow row;
     row.index = index;
     row.candidate_json = task->candidate().canonical_json();

@@ -36,6 +36,7 @@
 #include "worker/affinity.h"
 #include "worker/overlap_mode.h"
 #include "worker/pipeline.h"
+#include "worker/jit_kernel.h"
 #include "worker/sandbox.h"
 
 namespace {
@@ -169,7 +170,10 @@ int main(int argc, char** argv) {
   if (!problem.ok()) return Fail(problem.status().ToString());
   auto tpl = mtune::strategies::DefaultTemplateFor(problem->family);
   if (!tpl.ok()) return Fail(tpl.status().ToString());
-  auto knobs = mtune::strategies::ExtractKnobSpace(tpl->text, *problem);
+  // Register tiles sized for this host, where the candidates are measured.
+  auto registers = mtune::strategies::VectorRegistersOf(mtune::worker::JitKernel::HostFeatures());
+  if (!registers.ok()) return Fail(std::string(registers.status().message()));
+  auto knobs = mtune::strategies::ExtractKnobSpace(tpl->text, *problem, *registers);
   if (!knobs.ok()) return Fail(knobs.status().ToString());
   const std::string template_digest = mtune::strategies::TemplateDigest(tpl->text);
   mtune::search::Space space;
@@ -185,7 +189,7 @@ int main(int argc, char** argv) {
   }
   std::vector<v1::Task> tasks;
   for (const auto& values : picked) {
-    auto script = mtune::strategies::Instantiate(tpl->text, *problem, values);
+    auto script = mtune::strategies::Instantiate(tpl->text, *problem, values, *registers);
     if (!script.ok()) continue;
     v1::Task task;
     task.set_task_id(tasks.size() + 1);

@@ -109,7 +109,7 @@ absl::Status TuneProblem(const strategies::Problem& problem, const TuneOptions& 
   auto loaded = client::LoadProblemTemplate(request);
   if (!loaded.ok()) return loaded.status();
   const strategies::StrategyTemplate* tpl = &loaded->tpl;
-  auto knobs = strategies::ExtractKnobSpace(tpl->text, problem);
+  auto knobs = strategies::ExtractKnobSpace(tpl->text, problem, loaded->registers);
   if (!knobs.ok()) return knobs.status();
   const std::string template_digest = strategies::TemplateDigest(tpl->text);
   // Searched over the free knobs, as by the coordinator (derived ones are solved).
@@ -157,7 +157,7 @@ absl::Status TuneProblem(const strategies::Problem& problem, const TuneOptions& 
     if (!values) return absl::InternalError("the search proposed a point that is_valid rejects");
     mtune::v1::Result result;
     mtune::v1::Task task;
-    auto script = strategies::Instantiate(tpl->text, problem, *values);
+    auto script = strategies::Instantiate(tpl->text, problem, *values, loaded->registers);
     if (!script.ok()) {
       result.set_status(mtune::v1::RESULT_STATUS_INVALID_CANDIDATE);
       result.set_error(std::string(script.status().message()));

@@ -311,6 +311,9 @@ std::string FormatTemplates(const mtune::v1::Job& job) {
   for (int i = 0; i < spec.problems_size(); ++i) {
     absl::StrAppendFormat(&out, "  %-*s template %s", key_width, spec.problems(i), spec.problem_templates(i));
     if (const std::string& why = reasons[spec.problems(i)]; !why.empty()) absl::StrAppend(&out, " (", why, ")");
+    if (spec.problem_registers_size() == spec.problems_size())
+      absl::StrAppendFormat(&out, "; register tiles for %u vector registers of %u bytes",
+                            spec.problem_registers(i).count(), spec.problem_registers(i).bytes());
     out += "\n";
   }
   return out;

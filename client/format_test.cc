@@ -1,6 +1,7 @@
 #include "client/format.h"
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_split.h"
@@ -53,6 +54,16 @@ TEST(FormatTemplates, OneLinePerProblemWithWhyWhereTheJobNamedNone) {
   EXPECT_THAT(lines[0], ::testing::EndsWith(
                             "template matmul_bf16_amx (preferred for this problem on the targets that can run it)"));
   EXPECT_THAT(lines[1], ::testing::EndsWith("template matmul_packed"));
+  // With the register files the coordinator sized each problem's tiles for.
+  for (auto [count, bytes] : {std::pair{32u, 64u}, std::pair{16u, 32u}}) {
+    auto* registers = job.mutable_spec()->add_problem_registers();
+    registers->set_count(count);
+    registers->set_bytes(bytes);
+  }
+  lines = absl::StrSplit(FormatTemplates(job), '\n', absl::SkipEmpty());
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_THAT(lines[0], ::testing::EndsWith("can run it); register tiles for 32 vector registers of 64 bytes"));
+  EXPECT_THAT(lines[1], ::testing::EndsWith("template matmul_packed; register tiles for 16 vector registers of 32 bytes"));
 }
 
 TEST(FormatProgress, SaysWhatAProblemWaitsFor) {

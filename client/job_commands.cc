@@ -2,10 +2,13 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <random>
+#include <thread>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/str_format.h"
 #include "client/cli.h"
 #include "client/connection.h"
 #include "client/format.h"
@@ -92,6 +95,26 @@ int ConfirmAndPrintBest(mtune::v1::Tuner::Stub& stub, const std::vector<std::str
   return 0;
 }
 
+// Waits until `count` workers are registered (not gone) with the coordinator, so
+// that a job submitted next is planned for their targets; DeadlineExceeded after
+// `timeout_s`, saying how many did.
+absl::Status WaitForWorkers(mtune::v1::Tuner::Stub& stub, uint32_t count, double timeout_s) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  while (true) {
+    grpc::ClientContext context;
+    mtune::v1::ListWorkersResponse response;
+    if (auto s = FromGrpc(stub.ListWorkers(&context, mtune::v1::ListWorkersRequest(), &response)); !s.ok())
+      return s;
+    uint32_t live = 0;
+    for (const auto& w : response.workers()) live += w.state() != "gone";
+    if (live >= count) return absl::OkStatus();
+    if (std::chrono::steady_clock::now() >= deadline)
+      return absl::DeadlineExceededError(absl::StrFormat(
+          "--workers %u: %u worker(s) registered within %g s; nothing submitted", count, live, timeout_s));
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+}
+
 struct SubmitFlags {
   std::vector<std::string> problems;
   std::string template_name, search = "random";
@@ -99,7 +122,8 @@ struct SubmitFlags {
   uint64_t seed = 0;
   CLI::Option* seed_option = nullptr;
   std::string time_budget, allocation = "gain";
-  uint32_t patience = 0, confirm = 0;
+  uint32_t patience = 0, confirm = 0, workers = 0;
+  double workers_timeout_s = 120;
   bool wait = false, warm_start = true;
 };
 
@@ -138,6 +162,14 @@ Command AddSubmit(CLI::App& app, CoordinatorFlags& coordinator) {
                      "and those that then rise among the best N (a second job, as `mtune confirm`), "
                      "so that one lucky timing cannot stay best; implies --wait (0: none)")
       ->capture_default_str();
+  submit->add_option("--workers", flags->workers,
+                     "first wait until N workers are registered, so that templates and register tiles "
+                     "are chosen for their CPUs (0: submit at once, for the workers registered now)")
+      ->capture_default_str();
+  submit->add_option("--workers-timeout", flags->workers_timeout_s,
+                     "seconds to wait for --workers before giving up")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   return {submit, [flags, &coordinator] {
             SubmitFlags& f = *flags;
             double time_budget_s = 0;
@@ -154,6 +186,8 @@ Command AddSubmit(CLI::App& app, CoordinatorFlags& coordinator) {
             }
             auto stub = Connect(coordinator);
             if (!stub.ok()) return Fail(stub.status());
+            if (f.workers > 0)
+              if (auto s = WaitForWorkers(**stub, f.workers, f.workers_timeout_s); !s.ok()) return Fail(s);
             mtune::v1::JobSpec spec;
             for (const auto& p : f.problems) spec.add_problems(p);
             spec.set_template_name(f.template_name);

@@ -69,6 +69,9 @@ void AddCandidateSource(CLI::App* command, MeasureRequest& request, const std::s
   command->add_option("--template", request.template_name,
                       "strategy template (default: the best suited one this CPU can run)");
   command->add_option("--template-file", request.template_file, template_file_help);
+  command->add_option("--target-features", request.target_features,
+                      "size register tiles for a CPU with these LLVM features, e.g. \"+avx2,+fma\" "
+                      "(default: this host's)");
 }
 
 struct MeasureFlags {

@@ -21,6 +21,8 @@ namespace mtune::client {
 absl::StatusOr<ProblemTemplate> LoadProblemTemplate(const MeasureRequest& request) {
   auto problem = strategies::ParseProblemKey(request.problem);
   if (!problem.ok()) return problem.status();
+  const std::string target =
+      request.target_features.empty() ? worker::JitKernel::HostFeatures() : request.target_features;
   absl::StatusOr<strategies::StrategyTemplate> tpl;
   if (!request.template_file.empty()) {
     std::ifstream in(request.template_file);
@@ -38,10 +40,10 @@ absl::StatusOr<ProblemTemplate> LoadProblemTemplate(const MeasureRequest& reques
     tpl = strategies::StrategyTemplate{"file:" + request.template_file, problem->family, text.str()};
   } else {
     tpl = strategies::FindTemplate(request.template_name);
-    // None named: the one that suits the problem on this host's CPU, as a coordinator
+    // None named: the one that suits the problem on the target's CPU, as a coordinator
     // chooses for its workers' (e.g. AMX tiles for a bf16 matmul where there are some).
     if (request.template_name.empty()) {
-      auto choice = strategies::ChooseTemplate(*problem, {worker::JitKernel::HostFeatures()});
+      auto choice = strategies::ChooseTemplate(*problem, {target});
       tpl = choice.ok() ? absl::StatusOr<strategies::StrategyTemplate>(std::move(choice->tpl)) : choice.status();
     }
   }
@@ -49,7 +51,11 @@ absl::StatusOr<ProblemTemplate> LoadProblemTemplate(const MeasureRequest& reques
   if (request.template_file.empty() && !tpl->TunesFamily(problem->family))
     return absl::InvalidArgumentError(absl::StrCat("template ", tpl->name, " tunes ", tpl->family,
                                                    ", not ", problem->family));
-  return ProblemTemplate{*std::move(problem), *std::move(tpl)};
+  // Sized for the target even when the template needs features it lacks: the user
+  // asked for this template.
+  auto registers = strategies::VectorRegistersOf(target);
+  if (!registers.ok()) return registers.status();
+  return ProblemTemplate{*std::move(problem), *std::move(tpl), *registers};
 }
 
 absl::StatusOr<MeasureOutcome> ResolveCandidate(const MeasureRequest& request) {
@@ -57,7 +63,7 @@ absl::StatusOr<MeasureOutcome> ResolveCandidate(const MeasureRequest& request) {
   if (!loaded.ok()) return loaded.status();
   const strategies::Problem* problem = &loaded->problem;
   const strategies::StrategyTemplate* tpl = &loaded->tpl;
-  auto space = strategies::ExtractKnobSpace(tpl->text, *problem);
+  auto space = strategies::ExtractKnobSpace(tpl->text, *problem, loaded->registers);
   if (!space.ok()) return space.status();
   // Without --knob the default candidate (the template's, or the valid one nearest
   // to it). With --knob, the overrides apply to the template's own values as near as
@@ -103,7 +109,7 @@ absl::StatusOr<MeasureOutcome> ResolveCandidate(const MeasureRequest& request) {
   }
   if (!resolved.ok()) return resolved.status();
   strategies::KnobValues values = *std::move(resolved);
-  auto script = strategies::Instantiate(tpl->text, *problem, values);
+  auto script = strategies::Instantiate(tpl->text, *problem, values, loaded->registers);
   if (!script.ok()) return script.status();
 
   MeasureOutcome outcome;

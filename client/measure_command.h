@@ -8,6 +8,7 @@
 #include "proto/mtune.pb.h"
 #include "strategies/problem.h"
 #include "strategies/template_library.h"
+#include "strategies/vector_registers.h"
 
 namespace mtune::client {
 
@@ -17,6 +18,9 @@ struct MeasureRequest {
   std::string template_name;
   // A template file to use instead of a built-in template (for template authors).
   std::string template_file;
+  // LLVM features of the target whose vector registers the register tiles are sized
+  // for (strategies/vector_registers.h); empty: this host's.
+  std::string target_features;
   // Knobs not given keep the template's default (else their first option).
   std::map<std::string, std::string> knobs;
   int cpu = -1;
@@ -37,11 +41,14 @@ struct MeasureOutcome {
 struct ProblemTemplate {
   strategies::Problem problem;
   strategies::StrategyTemplate tpl;
+  // What its knob space is sized for: the target of request.target_features, else this host.
+  strategies::VectorRegisters registers;
 };
 
 // The problem `request` names and its template: --template-file, --template, or the
-// template chosen for the problem on this host (ChooseTemplate). Errors for a bad
-// key, an unknown template or an unreadable file.
+// template chosen for the problem on the target (ChooseTemplate). Errors for a bad
+// key, an unknown template, an unreadable file or a target whose vector registers
+// cannot be told.
 absl::StatusOr<ProblemTemplate> LoadProblemTemplate(const MeasureRequest& request);
 
 // The candidate `request` names (template defaults for knobs not given) and its

@@ -14,7 +14,7 @@ namespace mtune::client {
 absl::StatusOr<nlohmann::json> DescribeSpace(const MeasureRequest& request, bool audit) {
   auto loaded = LoadProblemTemplate(request);
   if (!loaded.ok()) return loaded.status();
-  auto space = strategies::ExtractKnobSpace(loaded->tpl.text, loaded->problem);
+  auto space = strategies::ExtractKnobSpace(loaded->tpl.text, loaded->problem, loaded->registers);
   if (!space.ok()) return space.status();
   nlohmann::json out = {{"template", loaded->tpl.name}, {"problem", loaded->problem.Key()}};
   // The default shown is the default candidate's: the template's selection where it
@@ -52,12 +52,13 @@ absl::StatusOr<nlohmann::json> DescribeSpace(const MeasureRequest& request, bool
     rules.push_back({{"where", c.where}, {"rule", c.rule}});
   out["constraint_rules"] = rules;
   out["cpu_features"] = space->cpu_features;
+  out["vector_registers"] = {{"count", space->registers.count}, {"bytes", space->registers.bytes}};
   const strategies::CandidateCount count = strategies::CountCandidates(*space);
   out["combinations"] = count.combinations;
   out["valid"] = count.valid;
   out["valid_exact"] = count.exact;
   if (audit) {
-    auto audits = strategies::AuditKnobs(loaded->tpl.text, loaded->problem);
+    auto audits = strategies::AuditKnobs(loaded->tpl.text, loaded->problem, loaded->registers);
     if (!audits.ok()) return audits.status();
     nlohmann::json list = nlohmann::json::array();
     for (const strategies::KnobAudit& a : *audits)
@@ -95,6 +96,8 @@ std::string FormatSpace(const nlohmann::json& space) {
   for (const nlohmann::json& c : space["constraint_rules"])
     absl::StrAppend(&text, "  ", c["where"].get<std::string>(), ": ",
                     c["rule"].get<std::string>().empty() ? "(no mtune.rule)" : c["rule"].get<std::string>(), "\n");
+  absl::StrAppendFormat(&text, "register tiles sized for %d vector registers of %d bytes\n",
+                        space["vector_registers"]["count"].get<int>(), space["vector_registers"]["bytes"].get<int>());
   if (const auto features = space["cpu_features"].get<std::vector<std::string>>(); !features.empty())
     absl::StrAppend(&text, "needs CPU features: ", absl::StrJoin(features, ", "),
                     " (workers whose CPU lacks one report COMPILE_ERROR for every candidate)\n");

@@ -127,11 +127,20 @@ constexpr char kStoreV4[] = R"sql(
 ALTER TABLE results ADD COLUMN calls_per_sample INTEGER NOT NULL DEFAULT 1;
 )sql";
 
+// The vector register file each problem's knob space was sized for
+// (JobSpec.problem_registers), so that a resumed job searches the same space. Problems
+// of jobs stored before read back 0 and resume sized for AVX-512, as they were planned.
+constexpr char kStoreV5[] = R"sql(
+ALTER TABLE job_problems ADD COLUMN vector_registers INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE job_problems ADD COLUMN vector_bytes INTEGER NOT NULL DEFAULT 0;
+)sql";
+
 constexpr Migration kStoreMigrations[] = {
     {1, "jobs, job_problems, problems, targets, candidates, results", kStoreV1},
     {2, "jobs: time budget, patience, warm start, allocation, confirm_top", kStoreV2},
     {3, "job_problems: the template each problem is tuned with", kStoreV3},
     {4, "results: calls per timing sample", kStoreV4},
+    {5, "job_problems: the vector registers each problem's tiles are sized for", kStoreV5},
 };
 
 // --- exported best-strategy database ---------------------------------------

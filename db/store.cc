@@ -29,8 +29,8 @@ constexpr char kInsertJobSql[] =
 constexpr char kInsertProblemSql[] =
     "INSERT INTO problems (key, family) VALUES (?, ?) ON CONFLICT (key) DO NOTHING";
 constexpr char kInsertJobProblemSql[] =
-    "INSERT INTO job_problems (job_id, problem, position, trials_total, template_name) "
-    "VALUES (?, ?, ?, ?, ?)";
+    "INSERT INTO job_problems (job_id, problem, position, trials_total, template_name, vector_registers, "
+    "vector_bytes) VALUES (?, ?, ?, ?, ?, ?, ?)";
 constexpr char kFinishRunningJobSql[] =
     "UPDATE jobs SET state = ?, message = ?, finished_unix_s = ? WHERE id = ? AND state = 1";
 constexpr char kSelectJobStateSql[] = "SELECT state FROM jobs WHERE id = ?";
@@ -44,7 +44,8 @@ SELECT j.template_name, j.search, j.trials, j.seed, j.state, j.message,
 FROM jobs j
 WHERE j.id = ?)sql";
 constexpr char kSelectJobProblemsSql[] =
-    "SELECT problem, template_name FROM job_problems WHERE job_id = ? ORDER BY position";
+    "SELECT problem, template_name, vector_registers, vector_bytes FROM job_problems WHERE job_id = ? "
+    "ORDER BY position";
 constexpr char kSelectJobIdsSql[] = "SELECT id FROM jobs ORDER BY id";
 constexpr char kSelectJobIdsInStateSql[] = "SELECT id FROM jobs WHERE state = ? ORDER BY id";
 
@@ -443,6 +444,12 @@ absl::StatusOr<int64_t> Store::CreateJob(
         "JobSpec.problem_templates names ", spec.problem_templates_size(), " templates for ",
         problems_with_trials_total.size(), " problems"));
   }
+  if (spec.problem_registers_size() != 0 &&
+      spec.problem_registers_size() != static_cast<int>(problems_with_trials_total.size())) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "JobSpec.problem_registers gives ", spec.problem_registers_size(), " register files for ",
+        problems_with_trials_total.size(), " problems"));
+  }
 
   std::lock_guard<std::mutex> lock(mu_);
   absl::StatusOr<Transaction> transaction =
@@ -467,10 +474,14 @@ absl::StatusOr<int64_t> Store::CreateJob(
 
     absl::StatusOr<StatementLease> insert_link = connection_->Prepare(kInsertJobProblemSql);
     if (!insert_link.ok()) return insert_link.status();
+    const v1::VectorRegisterFile registers = spec.problem_registers_size() == 0
+                                                 ? v1::VectorRegisterFile()
+                                                 : spec.problem_registers(static_cast<int>(position));
     (*insert_link)->BindAll(job_id, problem, static_cast<int64_t>(position), trials_total,
                             spec.problem_templates_size() == 0
                                 ? std::string()
-                                : spec.problem_templates(static_cast<int>(position)));
+                                : spec.problem_templates(static_cast<int>(position)),
+                            static_cast<int64_t>(registers.count()), static_cast<int64_t>(registers.bytes()));
     if (absl::Status status = (*insert_link)->Run(); !status.ok()) return status;
   }
   if (absl::Status status = transaction->Commit(); !status.ok()) return status;
@@ -542,16 +553,23 @@ absl::StatusOr<v1::Job> Store::GetJob(int64_t job_id) {
     if (!select.ok()) return select.status();
     (*select)->BindAll(job_id);
     std::vector<std::string> templates;
+    std::vector<v1::VectorRegisterFile> registers;
     while (true) {
       absl::StatusOr<bool> row = (*select)->Step();
       if (!row.ok()) return row.status();
       if (!*row) break;
       job.mutable_spec()->add_problems((*select)->ColumnText(0));
       templates.push_back((*select)->ColumnText(1));
+      registers.emplace_back().set_count(static_cast<uint32_t>((*select)->ColumnInt64(2)));
+      registers.back().set_bytes(static_cast<uint32_t>((*select)->ColumnInt64(3)));
     }
-    // A job stored before the templates were (schema v3) reads back without them.
+    // A job stored before the templates were (schema v3) reads back without them, and
+    // one stored before the register files were (v5) without those.
     if (std::none_of(templates.begin(), templates.end(), [](const std::string& t) { return t.empty(); }))
       for (std::string& t : templates) job.mutable_spec()->add_problem_templates(std::move(t));
+    if (std::none_of(registers.begin(), registers.end(),
+                     [](const v1::VectorRegisterFile& r) { return r.count() == 0 || r.bytes() == 0; }))
+      for (const v1::VectorRegisterFile& r : registers) *job.mutable_spec()->add_problem_registers() = r;
   }
   {
     absl::StatusOr<StatementLease> select = connection_->Prepare(kBestPerJobProblemSql);

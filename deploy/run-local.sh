@@ -50,5 +50,7 @@ worker=$!
 # --wait shows a progress bar, then the best strategy with its GFLOP/s and roofline
 # fraction; --confirm first measures the best few once more (a second, short job), so
 # that the strategy printed is not one lucky timing.
-"$bin/client/mtune" submit --coordinator "$address" --problem "$problem" \
+# --workers 1: the job is planned once the worker has registered, for its CPU (the
+# template, and register tiles that fit its vector registers).
+"$bin/client/mtune" submit --coordinator "$address" --problem "$problem" --workers 1 \
   --search "$search" --trials "$trials" --confirm "$confirm" --wait

@@ -103,6 +103,9 @@ absl::StatusOr<mtune::v1::Job> Coordinator::SubmitJob(const mtune::v1::JobSpec& 
                                           : static_cast<uint32_t>(std::min<uint64_t>(spec.trials(), size)));
     canonical.add_problems(run->problem.Key());
     canonical.add_problem_templates(run->template_name);
+    mtune::v1::VectorRegisterFile* registers = canonical.add_problem_registers();
+    registers->set_count(static_cast<uint32_t>(run->registers.count));
+    registers->set_bytes(static_cast<uint32_t>(run->registers.bytes));
   }
   auto id = store_->CreateJob(canonical, problems);
   if (!id.ok()) return id.status();

@@ -164,6 +164,10 @@ class Coordinator {
     std::string template_reason;
     // The template's mtune.cpu_features: its tasks go only to workers that have them.
     std::vector<std::string> needs_features;
+    // The register file its knob space is sized for (JobSpec.problem_registers). A
+    // worker with fewer registers that registers later still runs its tasks, which
+    // may spill there.
+    strategies::VectorRegisters registers;
     // The template's knobs; the search proposes over its free ones.
     CandidateSpace candidates;
     std::optional<strategies::TemplateInstantiator> instantiator;

@@ -45,6 +45,13 @@ double ShapeDistance(const strategies::Problem& a, const strategies::Problem& b)
   return d + (a.element_type == b.element_type ? 0 : 8);
 }
 
+// A register file stored with a job (JobSpec.problem_registers).
+absl::StatusOr<strategies::VectorRegisters> StoredRegisters(const mtune::v1::VectorRegisterFile& stored) {
+  if (stored.count() == 0 || stored.bytes() == 0)
+    return absl::InvalidArgumentError("the job's stored register file is empty");
+  return strategies::VectorRegisters{stored.count(), stored.bytes()};
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Coordinator::JobRun>> Coordinator::PlanJob(
@@ -54,10 +61,15 @@ absl::StatusOr<std::unique_ptr<Coordinator::JobRun>> Coordinator::PlanJob(
     return absl::InvalidArgumentError("a job needs at least one problem");
   // A stored job's choice of templates is kept (resuming); a new job's is made here.
   const bool templates_stored = resuming && spec.problem_templates_size() == spec.problems_size();
+  // Jobs stored before register files were recorded were planned for AVX-512's.
+  const bool registers_stored = resuming && spec.problem_registers_size() == spec.problems_size();
   if (!resuming && spec.problem_templates_size() != 0)
     return absl::InvalidArgumentError(
         "JobSpec.problem_templates is set by the coordinator; name one template for every "
         "problem with template_name, or none to have each problem's chosen");
+  if (!resuming && spec.problem_registers_size() != 0)
+    return absl::InvalidArgumentError(
+        "JobSpec.problem_registers is set by the coordinator from the registered workers' targets");
   const bool confirming = spec.confirm_top() > 0;
   if (confirming && spec.trials() != 0)
     return absl::InvalidArgumentError(
@@ -102,9 +114,14 @@ absl::StatusOr<std::unique_ptr<Coordinator::JobRun>> Coordinator::PlanJob(
     if (!tpl->TunesFamily(problem->family))
       return absl::InvalidArgumentError(absl::StrCat("template ", tpl->name, " tunes ", tpl->family,
                                                      ", not ", problem->family));
+    auto registers = registers_stored ? StoredRegisters(spec.problem_registers(index))
+                                      : strategies::RegistersForTemplate(*tpl, target_features);
+    if (!registers.ok())
+      return absl::InvalidArgumentError(absl::StrCat("problem ", problem->Key(), ": ", registers.status().message()));
     // Parsed and printed once: each task's script is then spliced, not re-printed.
+    if (prepared && !(prepared->space().registers == *registers)) prepared.reset();
     auto instantiator = prepared ? absl::StatusOr<strategies::TemplateInstantiator>(*std::move(prepared))
-                                 : strategies::TemplateInstantiator::Create(tpl->text, *problem);
+                                 : strategies::TemplateInstantiator::Create(tpl->text, *problem, *registers);
     if (!instantiator.ok())
       return absl::Status(instantiator.status().code(),
                           absl::StrCat("template ", tpl->name, " for ", problem->Key(), ": ",
@@ -129,6 +146,7 @@ absl::StatusOr<std::unique_ptr<Coordinator::JobRun>> Coordinator::PlanJob(
     run->template_text = tpl->text;
     run->template_digest = strategies::TemplateDigest(tpl->text);
     run->template_reason = std::move(template_reason);
+    run->registers = *registers;
     run->needs_features = knobs->cpu_features;
     run->candidates = CandidateSpace(*knobs);
     run->budget = spec.trials();
@@ -461,7 +479,7 @@ bool Coordinator::ProposeOneLocked(JobRun& job, ProblemRun& run) {
                        "derived knobs (mtune.derived) makes satisfy its constraints")
       : options_.test_instantiate ? options_.test_instantiate(task.problem(), *values)
       : run.instantiator          ? run.instantiator->Instantiate(*values)
-                                  : strategies::Instantiate(run.template_text, run.problem, *values);
+                                  : strategies::Instantiate(run.template_text, run.problem, *values, run.registers);
   if (!script.ok()) {
     // Stored as a failed trial without bothering a worker, against the
     // coordinator's own target since no worker ran it.

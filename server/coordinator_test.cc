@@ -437,6 +437,56 @@ TEST(Coordinator, ChoosesEachProblemsTemplateForTheRegisteredWorkersAndKeepsItOn
   EXPECT_THAT(leased_templates, ElementsAre("matmul_bf16_amx", "matmul_packed"));
 }
 
+std::string KnobOf(const mtune::v1::Task& task, const std::string& name) {
+  for (const auto& knob : task.candidate().knobs())
+    if (knob.name() == name) return knob.value();
+  return "";
+}
+
+// A job's register tiles are sized for the registered workers' vector registers (the
+// smallest of the targets that can run its template): an AVX2 worker beside an
+// AVX-512 one makes the f32 matmul's default the 6 x 16 tile that fits 16 ymm. The
+// sizing is stored with the job and kept when it resumes, whoever registers by then.
+TEST(Coordinator, SizesRegisterTilesForTheRegisteredTargetsAndKeepsThemOnResume) {
+  ScratchDir scratch;
+  auto store = db::Store::Open(scratch.Path("mtune.sqlite"));
+  ASSERT_TRUE(store.ok()) << store.status();
+  mtune::v1::JobSpec spec;
+  spec.add_problems("matmul:m=512,n=512,k=512:f32");
+  spec.set_trials(8);
+  spec.set_search("random");
+  spec.set_seed(3);
+  {
+    Coordinator coordinator(store->get(), CoordinatorOptions());
+    RegisterWorkerWith(coordinator, "avx512", kAmxCpu);
+    const std::string avx2 = RegisterWorkerWith(coordinator, "avx2", kAvx2Cpu);
+    auto job = coordinator.SubmitJob(spec);
+    ASSERT_TRUE(job.ok()) << job.status();
+    ASSERT_EQ(job->spec().problem_registers_size(), 1);
+    EXPECT_EQ(job->spec().problem_registers(0).count(), 16u);
+    EXPECT_EQ(job->spec().problem_registers(0).bytes(), 32u);
+    auto first = coordinator.NextTask(avx2, 2, /*window=*/4);
+    ASSERT_TRUE(first.ok() && *first != nullptr);
+    EXPECT_EQ(KnobOf(**first, "tile_m2"), "6");  // the default candidate, repaired for AVX2
+    EXPECT_EQ(KnobOf(**first, "tile_n2"), "16");
+
+    // The sizing is the coordinator's to record, not a client's.
+    mtune::v1::JobSpec forged = spec;
+    forged.add_problem_registers()->set_count(32);
+    EXPECT_EQ(coordinator.SubmitJob(forged).status().code(), absl::StatusCode::kInvalidArgument);
+  }
+  Coordinator restarted(store->get(), CoordinatorOptions());
+  ASSERT_TRUE(restarted.ResumeRunningJobs().ok());
+  const std::string avx512 = RegisterWorkerWith(restarted, "avx512", kAmxCpu);
+  for (int i = 0; i < 4; ++i) {
+    auto task = restarted.NextTask(avx512, 2, /*window=*/4);
+    ASSERT_TRUE(task.ok() && *task != nullptr);
+    // Every register tile that fits 16 ymm is 4 or 6 rows of 16 columns.
+    EXPECT_EQ(KnobOf(**task, "tile_n2"), "16");
+    EXPECT_THAT(KnobOf(**task, "tile_m2"), testing::AnyOf("4", "6"));
+  }
+}
+
 // Tasks of a template that needs CPU features go only to workers that have them; the
 // others take the rest of the queue. While no live worker has them, the problem's
 // progress says what it waits for.

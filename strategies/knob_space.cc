@@ -272,7 +272,8 @@ absl::Status KnobSpace::Check(const KnobValues& values) const {
   return absl::OkStatus();
 }
 
-absl::StatusOr<KnobSpace> ExtractKnobSpace(absl::string_view template_text, const Problem& problem) {
+absl::StatusOr<KnobSpace> ExtractKnobSpace(absl::string_view template_text, const Problem& problem,
+                                           const VectorRegisters& registers) {
   mlir::MLIRContext* context = ThreadContext();
   auto module = ParseTemplate(template_text, context);
   if (!module.ok()) return module.status();
@@ -281,12 +282,13 @@ absl::StatusOr<KnobSpace> ExtractKnobSpace(absl::string_view template_text, cons
   if (!requirements.ok()) return requirements.status();
   if (absl::Status type = CheckElementType(*requirements, problem); !type.ok()) return type;
   space.cpu_features = requirements->cpu_features;
+  space.registers = registers;
   absl::Status status;
   std::set<std::string> names;
   (*module)->walk([&](mlir::Operation* op) {
     if (!status.ok()) return;
     if (llvm::isa<mlir::transform::smt::ConstrainParamsOp>(op)) {
-      auto constraint = CompileParamConstraint(op, problem);
+      auto constraint = CompileParamConstraint(op, problem, registers);
       if (constraint.ok())
         space.constraints.push_back(std::move(*constraint));
       else
@@ -346,8 +348,8 @@ absl::StatusOr<KnobSpace> ExtractKnobSpace(absl::string_view template_text, cons
 }
 
 absl::StatusOr<std::string> Instantiate(absl::string_view template_text, const Problem& problem,
-                                        const KnobValues& values) {
-  auto space = ExtractKnobSpace(template_text, problem);
+                                        const KnobValues& values, const VectorRegisters& registers) {
+  auto space = ExtractKnobSpace(template_text, problem, registers);
   if (!space.ok()) return space.status();
   if (absl::Status s = space->Check(values); !s.ok()) return s;
 
@@ -393,11 +395,12 @@ absl::StatusOr<std::string> Instantiate(absl::string_view template_text, const P
 }
 
 absl::StatusOr<TemplateInstantiator> TemplateInstantiator::Create(absl::string_view template_text,
-                                                                 const Problem& problem) {
+                                                                 const Problem& problem,
+                                                                 const VectorRegisters& registers) {
   TemplateInstantiator result;
   result.template_text_ = std::string(template_text);
   result.problem_ = problem;
-  auto space = ExtractKnobSpace(template_text, problem);
+  auto space = ExtractKnobSpace(template_text, problem, registers);
   if (!space.ok()) return space.status();
   result.space_ = *std::move(space);
 
@@ -481,7 +484,7 @@ absl::StatusOr<TemplateInstantiator> TemplateInstantiator::Create(absl::string_v
     if (result.space_.Check(last).ok()) probes.push_back(last);
     for (const KnobValues& probe : probes) {
       auto fast = result.Instantiate(probe);
-      auto slow = mtune::strategies::Instantiate(template_text, problem, probe);
+      auto slow = mtune::strategies::Instantiate(template_text, problem, probe, registers);
       if (!fast.ok() || !slow.ok() || *fast != *slow) result.fast_ = false;
     }
   }
@@ -490,7 +493,7 @@ absl::StatusOr<TemplateInstantiator> TemplateInstantiator::Create(absl::string_v
 }
 
 absl::StatusOr<std::string> TemplateInstantiator::Instantiate(const KnobValues& values) const {
-  if (!fast_) return mtune::strategies::Instantiate(template_text_, problem_, values);
+  if (!fast_) return mtune::strategies::Instantiate(template_text_, problem_, values, space_.registers);
   if (absl::Status s = space_.Check(values); !s.ok()) return s;
   std::string out = segments_[0];
   for (size_t i = 0; i < slots_.size(); ++i) {

@@ -69,6 +69,7 @@
 #include "strategies/candidate.h"
 #include "strategies/param_constraint.h"
 #include "strategies/problem.h"
+#include "strategies/vector_registers.h"
 
 namespace mtune::strategies {
 
@@ -105,8 +106,11 @@ bool PadsMoreThanAnEighth(int64_t tile, int64_t extent);
 // Every knob of a template for one problem, in template order.
 struct KnobSpace {
   std::vector<KnobSpec> knobs;
-  // The template's transform.smt.constrain_params, compiled for the problem.
+  // The template's transform.smt.constrain_params, compiled for the problem and for
+  // `registers`.
   std::vector<ParamConstraint> constraints;
+  // The target register file the constraints were compiled for.
+  VectorRegisters registers;
   // `mtune.start_points` as written: knob name -> option text, one map per point.
   std::vector<KnobValues> start_points;
   // `mtune.cpu_features` of the template (template_requirements.h): LLVM feature
@@ -128,16 +132,21 @@ struct KnobSpace {
   bool OnlyWithHolds(const KnobSpec& k, const KnobValues& values) const;
 };
 
-// Parses `template_text` and expands its knobs for `problem`. InvalidArgument
+// Parses `template_text` and expands its knobs for `problem` on a target with
+// `registers` (the built-in templates' own target, AVX-512, unless given: callers
+// that know where the kernels will run pass its register file). InvalidArgument
 // (with MLIR diagnostics) when the template does not parse or a knob is malformed:
 // duplicate names, empty or unknown option sets, dangling constraints.
-absl::StatusOr<KnobSpace> ExtractKnobSpace(absl::string_view template_text, const Problem& problem);
+absl::StatusOr<KnobSpace> ExtractKnobSpace(absl::string_view template_text, const Problem& problem,
+                                           const VectorRegisters& registers = VectorRegisters::Avx512());
 
 // The template with every knob's options expanded and `selected` set to `values`
 // (alternatives: `selected_region`). Runs unchanged in mlir-opt --transform-interpreter.
 // InvalidArgument when a value is missing, unknown or outside its options.
+// `registers` as for ExtractKnobSpace.
 absl::StatusOr<std::string> Instantiate(absl::string_view template_text, const Problem& problem,
-                                        const KnobValues& values);
+                                        const KnobValues& values,
+                                        const VectorRegisters& registers = VectorRegisters::Avx512());
 
 // Instantiate() for many candidates of one (template, problem): parses, expands and
 // prints the template once, then builds each script by splicing the selected values
@@ -147,10 +156,11 @@ absl::StatusOr<std::string> Instantiate(absl::string_view template_text, const P
 class TemplateInstantiator {
  public:
   // InvalidArgument as ExtractKnobSpace.
-  static absl::StatusOr<TemplateInstantiator> Create(absl::string_view template_text,
-                                                     const Problem& problem);
+  static absl::StatusOr<TemplateInstantiator> Create(
+      absl::string_view template_text, const Problem& problem,
+      const VectorRegisters& registers = VectorRegisters::Avx512());
   const KnobSpace& space() const { return space_; }
-  // Same contract as Instantiate(template_text, problem, values).
+  // Same contract as Instantiate(template_text, problem, values, registers).
   absl::StatusOr<std::string> Instantiate(const KnobValues& values) const;
   // False when splicing could not reproduce Instantiate() for this template.
   bool fast() const { return fast_; }

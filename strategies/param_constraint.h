@@ -2,10 +2,11 @@
 // `transform.smt.constrain_params` and evaluated by mtune (the transform
 // interpreter itself always fails on that op; mtune removes it when instantiating).
 //
-// A constraint is compiled once per problem into a small straight-line program over
+// A constraint is compiled once per problem and target into a small straight-line program over
 // 64-bit integers and booleans: the region's block arguments are the knob values,
 // `smt.declare_fun "NAME" : !smt.int` names a problem dimension ("m", "k", "ow", ...)
-// or "elem_bytes" / "acc_bytes" (bytes per input / accumulator element) and becomes a constant, and every
+// or "elem_bytes" / "acc_bytes" (bytes per input / accumulator element) or the
+// target's "vector_registers" / "vector_bytes" (vector_registers.h) and becomes a constant, and every
 // `smt.assert` must hold. No MLIR here: the coordinator and search evaluate it.
 #pragma once
 

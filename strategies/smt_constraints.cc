@@ -37,9 +37,12 @@ Op CmpOp(mlir::smt::IntPredicate pred) {
 }
 
 // Value of a symbol named by `smt.declare_fun`: a problem dimension, elem_bytes
-// (bytes per input element) or acc_bytes (bytes per accumulator element: 4 for bf16
-// inputs, which accumulate in f32).
-absl::StatusOr<int64_t> SymbolValue(llvm::StringRef name, const Problem& problem) {
+// (bytes per input element), acc_bytes (bytes per accumulator element: 4 for bf16
+// inputs, which accumulate in f32), or the target's vector_registers / vector_bytes.
+absl::StatusOr<int64_t> SymbolValue(llvm::StringRef name, const Problem& problem,
+                                    const VectorRegisters& registers) {
+  if (name == "vector_registers") return registers.count;
+  if (name == "vector_bytes") return registers.bytes;
   if (name == "elem_bytes" || name == "acc_bytes") {
     OperandShape element{.element_type =
                              name == "elem_bytes" ? problem.element_type : problem.AccumulatorType()};
@@ -48,12 +51,13 @@ absl::StatusOr<int64_t> SymbolValue(llvm::StringRef name, const Problem& problem
   if (int64_t dim = problem.Dim(absl::string_view(name.data(), name.size())); dim > 0) return dim;
   return absl::InvalidArgumentError(absl::StrCat(
       "smt.declare_fun \"", name.str(), "\" names neither a dimension of ", problem.family,
-      " nor elem_bytes / acc_bytes"));
+      " nor elem_bytes / acc_bytes / vector_registers / vector_bytes"));
 }
 
 }  // namespace
 
-absl::StatusOr<ParamConstraint> CompileParamConstraint(mlir::Operation* op, const Problem& problem) {
+absl::StatusOr<ParamConstraint> CompileParamConstraint(mlir::Operation* op, const Problem& problem,
+                                                       const VectorRegisters& registers) {
   auto constrain = llvm::cast<mlir::transform::smt::ConstrainParamsOp>(op);
   ParamConstraint program;
   program.where = OpLocation(op);
@@ -98,7 +102,7 @@ absl::StatusOr<ParamConstraint> CompileParamConstraint(mlir::Operation* op, cons
     } else if (auto fun = llvm::dyn_cast<mlir::smt::DeclareFunOp>(inner)) {
       if (!llvm::isa<mlir::smt::IntType>(fun.getType()) || !fun.getNamePrefix())
         return fail(&inner, "declare_fun must be a named !smt.int (a problem dimension)");
-      auto value = SymbolValue(*fun.getNamePrefix(), problem);
+      auto value = SymbolValue(*fun.getNamePrefix(), problem, registers);
       if (!value.ok()) return fail(&inner, std::string(value.status().message()));
       node.op = Op::kConst;
       node.value = *value;

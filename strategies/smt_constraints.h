@@ -7,12 +7,15 @@
 #include "mlir/IR/Operation.h"
 #include "strategies/param_constraint.h"
 #include "strategies/problem.h"
+#include "strategies/vector_registers.h"
 
 namespace mtune::strategies {
 
 // `op` must be a transform.smt.constrain_params whose operands are all results of
 // transform.tune.knob ops and which yields nothing. InvalidArgument (naming the
-// op and its location) for anything mtune cannot evaluate exactly.
-absl::StatusOr<ParamConstraint> CompileParamConstraint(mlir::Operation* op, const Problem& problem);
+// op and its location) for anything mtune cannot evaluate exactly. `registers`
+// values the symbols vector_registers and vector_bytes.
+absl::StatusOr<ParamConstraint> CompileParamConstraint(mlir::Operation* op, const Problem& problem,
+                                                       const VectorRegisters& registers);
 
 }  // namespace mtune::strategies

@@ -116,8 +116,9 @@ CandidateCount CountCandidates(const KnobSpace& space, uint64_t exact_limit, uin
 }
 
 absl::StatusOr<std::vector<KnobAudit>> AuditKnobs(absl::string_view template_text, const Problem& problem,
-                                                  int random_bases, uint32_t seed) {
-  auto space = ExtractKnobSpace(template_text, problem);
+                                                  const VectorRegisters& registers, int random_bases,
+                                                  uint32_t seed) {
+  auto space = ExtractKnobSpace(template_text, problem, registers);
   if (!space.ok()) return space.status();
   auto payload = MakePayload(problem);
   if (!payload.ok()) return payload.status();
@@ -131,7 +132,7 @@ absl::StatusOr<std::vector<KnobAudit>> AuditKnobs(absl::string_view template_tex
     if (auto random = RandomCandidate(*space, *defaults, rng)) bases.push_back(*random);
   std::unique_ptr<mlir::MLIRContext> context = MakeMlirContext();
   auto code = [&](const KnobValues& values) -> absl::StatusOr<std::string> {
-    auto script = Instantiate(template_text, problem, values);
+    auto script = Instantiate(template_text, problem, values, registers);
     if (!script.ok()) return script.status();
     return TransformedPayload(*context, *payload, *script);
   };

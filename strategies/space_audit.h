@@ -46,7 +46,9 @@ struct KnobAudit {
 // after the template's @__transform_main, one entry per free knob in template order.
 // Errors when a candidate does not instantiate or apply, or the template has no
 // valid candidate for `problem`.
+// `registers` as for ExtractKnobSpace.
 absl::StatusOr<std::vector<KnobAudit>> AuditKnobs(absl::string_view template_text, const Problem& problem,
+                                                  const VectorRegisters& registers = VectorRegisters::Avx512(),
                                                   int random_bases = 2, uint32_t seed = 7);
 
 }  // namespace mtune::strategies

@@ -1,5 +1,7 @@
 #include "strategies/template_choice.h"
 
+#include <optional>
+
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -10,6 +12,19 @@
 
 namespace mtune::strategies {
 namespace {
+
+// RegistersForTemplate for a template's requirements.
+absl::StatusOr<VectorRegisters> RegistersForTargets(const TemplateRequirements& requirements,
+                                                    const std::vector<std::string>& target_features) {
+  std::optional<VectorRegisters> smallest;
+  for (const std::string& features : target_features) {
+    if (!MissingCpuFeatures(requirements, features).empty()) continue;
+    auto registers = VectorRegistersOf(features);
+    if (!registers.ok()) continue;  // a target that reports no vector extension
+    if (!smallest || registers->TotalBytes() < smallest->TotalBytes()) smallest = *registers;
+  }
+  return smallest.value_or(VectorRegisters::Avx512());
+}
 
 // Empty when `tpl` applies to `problem` on one of the targets (`*prepared` then holds
 // the template prepared for it); else why not. Templates of other families or element
@@ -34,7 +49,9 @@ absl::StatusOr<std::string> WhyNot(const StrategyTemplate& tpl, const Problem& p
                  : absl::StrCat("needs ", needed, ", which no target has");
     }
   }
-  auto instantiator = TemplateInstantiator::Create(tpl.text, problem);
+  auto registers = RegistersForTargets(*requirements, target_features);
+  if (!registers.ok()) return registers.status();
+  auto instantiator = TemplateInstantiator::Create(tpl.text, problem, *registers);
   if (!instantiator.ok()) return absl::StrCat("does not tune it: ", instantiator.status().message());
   if (!DefaultCandidate(instantiator->space()).has_value() &&
       CountCandidates(instantiator->space()).valid == 0)
@@ -44,6 +61,13 @@ absl::StatusOr<std::string> WhyNot(const StrategyTemplate& tpl, const Problem& p
 }
 
 }  // namespace
+
+absl::StatusOr<VectorRegisters> RegistersForTemplate(const StrategyTemplate& tpl,
+                                                     const std::vector<std::string>& target_features) {
+  auto requirements = ReadTemplateRequirements(tpl.text);
+  if (!requirements.ok()) return requirements.status();
+  return RegistersForTargets(*requirements, target_features);
+}
 
 absl::StatusOr<TemplateChoice> ChooseTemplate(const Problem& problem,
                                               const std::vector<std::string>& target_features) {

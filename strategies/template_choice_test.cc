@@ -84,6 +84,27 @@ TEST(ChooseTemplate, NoKnownTargetMeansThePortableDefaultAndSaysSo) {
   EXPECT_THAT(choice.reason, HasSubstr("no worker registered"));
 }
 
+// A template's register tiles are sized for the smallest register file among the
+// targets that can run it; targets that report no vector extension do not count.
+TEST(RegistersForTemplate, TheSmallestOfTheTargetsThatCanRunIt) {
+  auto portable = FindTemplate("matmul_packed");
+  auto vnni = FindTemplate("matmul_bf16_vnni");
+  ASSERT_TRUE(portable.ok() && vnni.ok());
+  const VectorRegisters avx2{16, 32};
+  EXPECT_EQ(*RegistersForTemplate(*portable, {kAmx, kAvx2}), avx2);
+  EXPECT_EQ(*RegistersForTemplate(*portable, {kAmx}), VectorRegisters::Avx512());
+  EXPECT_EQ(*RegistersForTemplate(*portable, {kAvx2, ""}), avx2);
+  // Only the AVX-512 target has avx512bf16: the AVX2 one never runs its tasks.
+  EXPECT_EQ(*RegistersForTemplate(*vnni, {kAvx512Bf16, kAvx2}), VectorRegisters::Avx512());
+  // Nothing known: the templates' own target.
+  EXPECT_EQ(*RegistersForTemplate(*portable, {}), VectorRegisters::Avx512());
+  EXPECT_EQ(*RegistersForTemplate(*portable, {"", "+sve"}), VectorRegisters::Avx512());
+  // The chosen template comes prepared for those registers.
+  const TemplateChoice chosen = Choose("matmul:m=256,n=256,k=256:bf16", {kAmx, kAvx512Bf16});
+  ASSERT_TRUE(chosen.instantiator.has_value());
+  EXPECT_EQ(chosen.instantiator->space().registers, VectorRegisters::Avx512());
+}
+
 TEST(ChooseTemplate, ShapesATemplateCannotTileFallThrough) {
   // n = 40: no cache tile of n is a multiple of 16 columns, which AMX's tiles need;
   // AVX512-BF16's template pads n to 48.

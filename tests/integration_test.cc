@@ -21,6 +21,7 @@
 #include "nlohmann/json.hpp"
 #include "proto/mtune.grpc.pb.h"
 #include "strategies/transform_library.h"
+#include "strategies/vector_registers.h"
 #include "tests/subprocess.h"
 
 namespace mtune {
@@ -279,6 +280,44 @@ constexpr char kSmallProblem[] = "matmul:m=64,n=64,k=64:f32";
 int64_t SubmittedJobId(const std::string& out) {
   const size_t at = out.find("job ");
   return at == std::string::npos ? 0 : std::atoll(out.c_str() + at + 4);
+}
+
+// `submit --workers N` plans the job only once N workers have registered, so that its
+// register tiles are sized for their CPU; when they do not come it gives up and
+// submits nothing.
+TEST_F(Cluster, SubmitWaitsForWorkersAndSizesRegisterTilesForThem) {
+  const std::string cli = std::string(MTUNE_CLI_BIN) + " ";
+  const std::string at = " --coordinator " + address_;
+  std::string out;
+  EXPECT_NE(RunCommand(cli + "submit" + at + " --problem " + kSmallProblem +
+                           " --trials 1 --workers 1 --workers-timeout 0.5",
+                       &out),
+            0);
+  EXPECT_NE(out.find("--workers 1: 0 worker(s) registered within 0.5 s; nothing submitted"), std::string::npos)
+      << out;
+  {
+    auto store = db::Store::Open(db_path_);
+    ASSERT_TRUE(store.ok());
+    auto ids = (*store)->ListJobIds();
+    ASSERT_TRUE(ids.ok());
+    EXPECT_TRUE(ids->empty()) << "a job was stored without its workers";
+  }
+
+  StartWorker("w0", 0);  // registers while the next submit waits for it
+  ASSERT_EQ(RunCommand(cli + "submit" + at + " --problem " + kSmallProblem + " --trials 2 --workers 1 --wait", &out),
+            0)
+      << out;
+  const mtune::v1::Job job = GetJob(SubmittedJobId(out));
+  EXPECT_EQ(job.trials_done(), 2u);
+  auto expected = strategies::VectorRegistersOf(Workers().workers(0).target().features());
+  ASSERT_TRUE(expected.ok()) << expected.status();
+  ASSERT_EQ(job.spec().problem_registers_size(), 1);
+  EXPECT_EQ(job.spec().problem_registers(0).count(), expected->count);
+  EXPECT_EQ(job.spec().problem_registers(0).bytes(), expected->bytes);
+  EXPECT_NE(out.find(absl::StrCat("register tiles for ", expected->count, " vector registers of ",
+                                  expected->bytes, " bytes")),
+            std::string::npos)
+      << out;
 }
 
 TEST_F(Cluster, SearchBudgetsReplayAndExplainThroughTheCli) {

@@ -68,19 +68,18 @@ module attributes {transform.with_named_sequence} {
   // matmul_transpose_b 127x255x513 and 512^3. Where the whole of m and k makes an A
   // block over the 1 MiB bound (1024^3), the point breaks a constraint and is not
   // proposed; where 128 columns pad n by over an eighth, it keeps the default's n1.
-  // A fourth, for CPUs without AVX-512: a 6 x 16 register tile. AVX2 has 16 registers
-  // of 32 bytes, so the default's 8 x 32 tile (32 of them for its accumulators alone)
-  // spills on every k step; 6 x 16 takes 12, plus two of B and a broadcast of A. On
-  // the AMD EPYC znver3 host of session 49 (`mtune-bench-matmul --knob tile_m2=8
-  // --variant "tile_m2=6 tile_n2=16"`, 5 rounds) it ran 256^3, 512^3 and 1024^3 at
-  // 0.72-0.87 of the FMA peak and 1.01-1.60x oneDNN, 2.6-3.0x the default (0.28-0.29 of
-  // the peak). The constraint below counts the 32 zmm of AVX-512 whatever the target,
-  // so it does not keep the default off such a CPU; this point is the remedy until it does.
+  // On CPUs without AVX-512 the default's 8 x 32 register tile (32 of AVX2's 16 ymm
+  // registers for its accumulators alone) spills on every k step: the register
+  // constraint below, sized by the target's registers, rules it out there, and the
+  // default candidate becomes the nearest tile that fits, 6 x 16 (12 registers, two
+  // of B, a broadcast of A). On the AMD EPYC znver3 host of session 49
+  // (`mtune-bench-matmul --knob tile_m2=8 --variant "tile_m2=6 tile_n2=16"`, 5 rounds)
+  // 6 x 16 ran 256^3, 512^3 and 1024^3 at 0.72-0.87 of the FMA peak and 1.01-1.60x
+  // oneDNN, 2.6-3.0x the spilling 8 x 32 (0.28-0.29 of the peak).
   transform.named_sequence @__transform_main(%root: !transform.any_op {transform.consumed})
       attributes {mtune.start_points = [{tile_k1 = 128 : i64, tile_k2 = 1 : i64, pack_a = "no"},
                                         {tile_k1 = 128 : i64, pack_a = "only"},
-                                        {tile_m1 = "roundup(m, 1)", tile_n1 = 128 : i64, tile_k1 = "roundup(k, 1)", tile_k2 = 1 : i64, pack_a = "no"},
-                                        {tile_m2 = 6 : i64, tile_n2 = 16 : i64}]} {
+                                        {tile_m1 = "roundup(m, 1)", tile_n1 = 128 : i64, tile_k1 = "roundup(k, 1)", tile_k2 = 1 : i64, pack_a = "no"}]} {
     // A batch matmul is tiled by one batch, and each batch's tile becomes a plain 2-D
     // linalg.matmul (generalized, its unit batch dimension folded into rank-reducing
     // slices, named again); what follows tunes that matmul inside the batch loop. The
@@ -110,7 +109,8 @@ module attributes {transform.with_named_sequence} {
     %tn1 = transform.tune.knob<"tile_n1"> = 512 from options = "32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048, 4096, roundup(n, 32), roundup(n, 16), roundup(n, 1)" {mtune.tiles = "n", mtune.padded_default = "roundup(n, 1)"} -> !transform.param<i64>
     %tk1 = transform.tune.knob<"tile_k1"> = 512 from options = "32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048, 4096, roundup(k, 16), roundup(k, 8), roundup(k, 1)" {mtune.tiles = "k", mtune.padded_default = "roundup(k, 8)"} -> !transform.param<i64>
     %tm2 = transform.tune.knob<"tile_m2"> = 8 from options = [4, 6, 8, 12, 16] -> !transform.param<i64>
-    %tn2 = transform.tune.knob<"tile_n2"> = 32 from options = [16, 32, 64] -> !transform.param<i64>
+    // 8 columns only where they are a cache line (the constraints): f64.
+    %tn2 = transform.tune.knob<"tile_n2"> = 32 from options = [8, 16, 32, 64] -> !transform.param<i64>
     // Whether the m2 loop ends in a partial register tile that is peeled off into a
     // loop of its own (1), so that every tile keeps a static shape: a 12 x 32 tile,
     // with 24 accumulators, then serves an m block of 256 as 21 tiles and 4 rows.
@@ -138,17 +138,22 @@ module attributes {transform.with_named_sequence} {
 
     // Register tiles divide the k cache tile, and the n one up to a peeled power-of-two
     // remainder (peel_n2). The accumulator tile plus one row of B
-    // and one broadcast of A fit the 32 zmm registers of 64 bytes:
-    // (m2 + 1) * n2 * acc_bytes <= 31 * 64 (8x32 or 12x32 or 6x64 f32, 8x16 f64);
-    // beyond that the k loop spills on every step, which measured 0.43 of peak for an
-    // f64 8x32 tile against 0.60 for 8x16. The packed B panel takes at most half of
+    // and one broadcast of A fit the target's vector registers (vector_registers.h):
+    // (m2 + 1) * n2 * acc_bytes <= (registers - 1) * register bytes, on AVX-512 31 * 64
+    // (8x32 or 12x32 or 6x64 f32, 8x16 f64), on AVX2 15 * 32 (4x16 or 6x16 f32, 6x8
+    // f64); beyond that the k loop spills on every step, which measured 0.43 of peak
+    // for an f64 8x32 tile against 0.60 for 8x16. A row of the tile is at least a cache
+    // line (tile_n2 * acc_bytes >= 64): 8 columns are a tile for f64 (which on AVX2 has
+    // no other), not for f32. On the AVX2 host of session 50 (`mtune-bench-matmul
+    // --variant`, 3 rounds) f32 8 x 8 and 12 x 8 ran 256^3-1024^3 at 0.70-0.91x and
+    // 0.76-0.83x of 6 x 16. The packed B panel takes at most half of
     // the 2 MiB per-core L2 of this machine family, and so does the A block. An m
     // block that is not a whole number of register tiles has its last tile peeled
     // (peel_m2 = 1 then, 0 otherwise). Padding a dimension to a multiple of its cache
     // tile may add at most a quarter of it (4 * padded <= 5 * dim), except for tiles of up to
     // 48, so that a small dimension always has a choice: 513x257x129 padded to
     // 768x512x512 by the default tiles did 6x the useful work, at 0.15x oneDNN.
-    transform.smt.constrain_params(%tm1, %tn1, %tk1, %tm2, %tn2, %tk2, %peel, %cpad, %peeln) {mtune.rule = "tile_k2 divides tile_k1; peel_m2 = 1 exactly when tile_m2 does not divide tile_m1, peel_n2 likewise for n, whose rest must then be 1, 2, 4, 8 or 16; (tile_m2 + 1) x tile_n2 accumulators fit 31 zmm (1984 bytes); the A and B panels fit 1 MiB each; a cache tile pads its dimension by at most a quarter unless it is at most 48; copy_back_c = 1 exactly when m or n is not whole cache tiles"}
+    transform.smt.constrain_params(%tm1, %tn1, %tk1, %tm2, %tn2, %tk2, %peel, %cpad, %peeln) {mtune.rule = "tile_k2 divides tile_k1; peel_m2 = 1 exactly when tile_m2 does not divide tile_m1, peel_n2 likewise for n, whose rest must then be 1, 2, 4, 8 or 16; (tile_m2 + 1) x tile_n2 accumulators fit all vector registers but one (31 zmm of AVX-512, 15 ymm of AVX2) and a row of tile_n2 is at least 64 bytes; the A and B panels fit 1 MiB each; a cache tile pads its dimension by at most a quarter unless it is at most 48; copy_back_c = 1 exactly when m or n is not whole cache tiles"}
         : (!transform.param<i64>, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>) -> () {
     ^bb0(%m1: !smt.int, %n1: !smt.int, %k1: !smt.int, %m2: !smt.int, %n2: !smt.int, %k2: !smt.int, %pm: !smt.int, %pc: !smt.int, %pn: !smt.int):
       %m = smt.declare_fun "m" : !smt.int
@@ -164,8 +169,14 @@ module attributes {transform.with_named_sequence} {
       %one = smt.int.constant 1
       %rows = smt.int.add %m2, %one
       %reg_bytes = smt.int.mul %rows, %n2, %acc
-      %reg_limit = smt.int.constant 1984
+      %vregs = smt.declare_fun "vector_registers" : !smt.int
+      %vbytes = smt.declare_fun "vector_bytes" : !smt.int
+      %spare = smt.int.sub %vregs, %one
+      %reg_limit = smt.int.mul %spare, %vbytes
       %acc_fits = smt.int.cmp le %reg_bytes, %reg_limit
+      %row_bytes = smt.int.mul %n2, %acc
+      %line = smt.int.constant 64
+      %row_fills = smt.int.cmp ge %row_bytes, %line
       %panel_bytes = smt.int.mul %n1, %k1, %elem
       %panel_limit = smt.int.constant 1048576
       %panel_fits = smt.int.cmp le %panel_bytes, %panel_limit
@@ -223,7 +234,7 @@ module attributes {transform.with_named_sequence} {
       %n_rem8 = smt.eq %n_rem, %eight : !smt.int
       %n_rem16 = smt.eq %n_rem, %sixteen : !smt.int
       %n_rem_ok = smt.or %n_divides, %n_rem1, %n_rem2, %n_rem4, %n_rem8, %n_rem16
-      %all = smt.and %peeln_iff_partial, %n_rem_ok, %k_divides, %acc_fits, %panel_fits, %a_fits, %peel_iff_partial, %m_ok, %n_ok, %k_ok, %copy_iff_padded
+      %all = smt.and %peeln_iff_partial, %n_rem_ok, %k_divides, %acc_fits, %row_fills, %panel_fits, %a_fits, %peel_iff_partial, %m_ok, %n_ok, %k_ok, %copy_iff_padded
       smt.assert %all
     }
 

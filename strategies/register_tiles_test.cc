@@ -1,0 +1,174 @@
+// Register tiles sized for the target's vector registers (vector_registers.h): the
+// register constraints of matmul_packed and the conv templates read
+// `vector_registers` / `vector_bytes`, so that AVX2's 16 ymm registers get tiles
+// that fit them and AVX-512's 32 zmm keep the templates' own.
+#include <set>
+#include <string>
+#include <utility>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "strategies/default_candidate.h"
+#include "strategies/knob_space.h"
+#include "strategies/template_library.h"
+#include "strategies/vector_registers.h"
+
+namespace mtune::strategies {
+namespace {
+
+constexpr VectorRegisters kAvx2Registers{16, 32};
+
+TEST(VectorRegisters, FollowTheWidestVectorExtensionATargetEnables) {
+  EXPECT_EQ(*VectorRegistersOf("+avx,+avx2,+fma,+avx512f,+avx512bw"), VectorRegisters::Avx512());
+  EXPECT_EQ(*VectorRegistersOf("+sse2,+avx,+avx2,+fma,-avx512f"), kAvx2Registers);  // disabled: not counted
+  EXPECT_EQ(*VectorRegistersOf("+avx2,+fma"), kAvx2Registers);
+  EXPECT_EQ(*VectorRegistersOf("+sse2,+sse4.2"), (VectorRegisters{16, 16}));
+  EXPECT_EQ(*VectorRegistersOf("+neon,+fp-armv8"), (VectorRegisters{32, 16}));
+  EXPECT_EQ(VectorRegisters::Avx512().Describe(), "32 x 64 bytes");
+  for (const char* unknown : {"", "+sve", "-avx512f,-avx2"}) {
+    auto none = VectorRegistersOf(unknown);
+    EXPECT_EQ(none.status().code(), absl::StatusCode::kInvalidArgument) << unknown;
+    EXPECT_THAT(std::string(none.status().message()), testing::HasSubstr("none of avx512f, avx, neon, sse2"));
+  }
+}
+
+KnobSpace SpaceFor(const std::string& tpl_name, const std::string& key, const VectorRegisters& registers) {
+  auto tpl = FindTemplate(tpl_name);
+  EXPECT_TRUE(tpl.ok()) << tpl.status();
+  auto problem = ParseProblemKey(key);
+  EXPECT_TRUE(problem.ok()) << problem.status();
+  if (!tpl.ok() || !problem.ok()) return {};
+  auto space = ExtractKnobSpace(tpl->text, *problem, registers);
+  EXPECT_TRUE(space.ok()) << space.status();
+  return space.ok() ? *std::move(space) : KnobSpace{};
+}
+
+// The (a, b) pairs of two knobs' options that make a valid candidate with the rest
+// of the default candidate (derived knobs solved).
+std::set<std::pair<std::string, std::string>> ValidPairs(const KnobSpace& space, const std::string& a,
+                                                         const std::string& b) {
+  std::set<std::pair<std::string, std::string>> valid;
+  std::optional<KnobValues> defaults = DefaultCandidate(space);
+  EXPECT_TRUE(defaults.has_value());
+  if (!defaults) return valid;
+  const KnobSpec* ka = nullptr;
+  const KnobSpec* kb = nullptr;
+  for (const KnobSpec& k : space.knobs) {
+    if (k.name == a) ka = &k;
+    if (k.name == b) kb = &k;
+  }
+  EXPECT_TRUE(ka && kb);
+  if (!ka || !kb) return valid;
+  for (const std::string& va : ka->options)
+    for (const std::string& vb : kb->options) {
+      KnobValues values = *defaults;
+      values[a] = va;
+      values[b] = vb;
+      if (auto solved = SolveDerivedKnobs(space, values, {a, b}); solved && space.SatisfiesConstraints(*solved))
+        valid.insert({va, vb});
+    }
+  return valid;
+}
+
+using Pairs = std::set<std::pair<std::string, std::string>>;
+
+// matmul_packed: (m2 + 1) x n2 accumulators fit all registers but one, and a row of
+// the tile is at least 64 bytes. AVX2 leaves f32 two tiles and f64 two, and the
+// written 8 x 32 default gives way to the nearest of them.
+TEST(RegisterTiles, MatmulPackedTilesFitTheTargetsRegisters) {
+  const std::string f32 = "matmul:m=512,n=512,k=512:f32";
+  const KnobSpace avx2 = SpaceFor("matmul_packed", f32, kAvx2Registers);
+  EXPECT_EQ(avx2.registers, kAvx2Registers);
+  EXPECT_EQ(ValidPairs(avx2, "tile_m2", "tile_n2"), (Pairs{{"4", "16"}, {"6", "16"}}));
+  std::optional<KnobValues> avx2_default = DefaultCandidate(avx2);
+  ASSERT_TRUE(avx2_default.has_value());
+  EXPECT_EQ(avx2_default->at("tile_m2"), "6");
+  EXPECT_EQ(avx2_default->at("tile_n2"), "16");
+  EXPECT_EQ(avx2_default->at("peel_m2"), "1");  // 6 does not divide the 128-row m tile
+  EXPECT_EQ(avx2_default->at("tile_k1"), "512");
+
+  const KnobSpace avx512 = SpaceFor("matmul_packed", f32, VectorRegisters::Avx512());
+  const Pairs wide = ValidPairs(avx512, "tile_m2", "tile_n2");
+  for (const auto& fits : Pairs{{"8", "32"}, {"12", "32"}, {"6", "64"}, {"16", "16"}, {"4", "16"}})
+    EXPECT_TRUE(wide.contains(fits)) << fits.first << " x " << fits.second;
+  for (const auto& spills : Pairs{{"16", "32"}, {"8", "64"}, {"8", "8"}})  // 8 x 8: 32-byte rows
+    EXPECT_FALSE(wide.contains(spills)) << spills.first << " x " << spills.second;
+  EXPECT_EQ(DefaultCandidate(avx512)->at("tile_n2"), "32");
+
+  // f64: 8 columns are a cache line. On AVX2 only (4 or 6) x 8 fit.
+  const std::string f64 = "matmul:m=512,n=512,k=512:f64";
+  const KnobSpace avx2_f64 = SpaceFor("matmul_packed", f64, kAvx2Registers);
+  EXPECT_EQ(ValidPairs(avx2_f64, "tile_m2", "tile_n2"), (Pairs{{"4", "8"}, {"6", "8"}}));
+  EXPECT_EQ(DefaultCandidate(avx2_f64)->at("tile_m2"), "6");
+  const KnobSpace avx512_f64 = SpaceFor("matmul_packed", f64, VectorRegisters::Avx512());
+  EXPECT_EQ(DefaultCandidate(avx512_f64)->at("tile_m2"), "8");
+  EXPECT_EQ(DefaultCandidate(avx512_f64)->at("tile_n2"), "16");
+  EXPECT_TRUE(ValidPairs(avx512_f64, "tile_m2", "tile_n2").contains({"12", "8"}));
+}
+
+// conv_2d_decomposed: (tile_ow + 1) x tile_f accumulators fit all the registers;
+// conv_1d_tiled all but one.
+TEST(RegisterTiles, ConvTilesFitTheTargetsRegisters) {
+  const std::string key = "conv_2d_nhwc_hwcf:n=1,h=58,w=58,c=64,kh=3,kw=3,f=64,sh=1,sw=1,dh=1,dw=1:f32";
+  const KnobSpace conv2d = SpaceFor("conv_2d_decomposed", key, kAvx2Registers);
+  const Pairs tiles2d = ValidPairs(conv2d, "tile_ow", "tile_f");
+  EXPECT_TRUE(tiles2d.contains({"7", "16"}));   // 8 x 16 x 4 = 512 bytes: all 16 ymm
+  EXPECT_FALSE(tiles2d.contains({"8", "16"}));  // 9 x 16 x 4 = 576
+  EXPECT_FALSE(tiles2d.contains({"8", "32"}));
+  std::optional<KnobValues> repaired = DefaultCandidate(conv2d);
+  ASSERT_TRUE(repaired.has_value());
+  EXPECT_EQ(repaired->at("tile_f"), "8");  // the written 32 changed, one knob
+  EXPECT_EQ(repaired->at("tile_ow"), "8");
+  const KnobSpace wide = SpaceFor("conv_2d_decomposed", key, VectorRegisters::Avx512());
+  EXPECT_EQ(DefaultCandidate(wide)->at("tile_f"), "32");
+
+  const KnobSpace conv1d =
+      SpaceFor("conv_1d_tiled", "conv_1d_nwc_wcf:n=1,w=1026,c=64,kw=3,f=64,sw=1,dw=1:f32", kAvx2Registers);
+  const Pairs tiles1d = ValidPairs(conv1d, "tile_ow", "tile_f");
+  EXPECT_TRUE(tiles1d.contains({"6", "16"}));   // 7 x 16 x 4 = 448 <= 15 x 32
+  EXPECT_FALSE(tiles1d.contains({"8", "16"}));  // 9 x 16 x 4 = 576
+  // The start point (16 x 6) is proposed right after the repaired default.
+  std::vector<KnobValues> starts = StartingCandidates(conv1d);
+  ASSERT_EQ(starts.size(), 2u);
+  EXPECT_EQ(starts[0].at("tile_f"), "8");
+  EXPECT_EQ(starts[1].at("tile_f"), "16");
+  EXPECT_EQ(starts[1].at("tile_ow"), "6");
+}
+
+// A template's own constraint may read the symbols; each space evaluates them for
+// its registers, and Instantiate refuses a candidate that does not fit them.
+TEST(RegisterTiles, ConstraintsReadTheRegisterSymbols) {
+  const std::string tpl = R"mlir(module attributes {transform.with_named_sequence} {
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+    %t = transform.tune.knob<"tile"> = 16 from options = [8, 16, 32] -> !transform.param<i64>
+    transform.smt.constrain_params(%t) : (!transform.param<i64>) -> () {
+    ^bb0(%x: !smt.int):
+      %r = smt.declare_fun "vector_registers" : !smt.int
+      %b = smt.declare_fun "vector_bytes" : !smt.int
+      %file = smt.int.mul %r, %b
+      %four = smt.int.constant 4
+      %bytes = smt.int.mul %x, %four, %r
+      %fits = smt.int.cmp le %bytes, %file
+      smt.assert %fits
+    }
+    transform.yield
+  }
+})mlir";
+  auto problem = ParseProblemKey("matmul:m=64,n=64,k=64:f32");
+  ASSERT_TRUE(problem.ok());
+  // tile * 4 <= register bytes: 8 on AVX2, up to 16 on AVX-512.
+  auto avx2 = ExtractKnobSpace(tpl, *problem, kAvx2Registers);
+  ASSERT_TRUE(avx2.ok()) << avx2.status();
+  EXPECT_TRUE(avx2->SatisfiesConstraints({{"tile", "8"}}));
+  EXPECT_FALSE(avx2->SatisfiesConstraints({{"tile", "16"}}));
+  auto avx512 = ExtractKnobSpace(tpl, *problem, VectorRegisters::Avx512());
+  ASSERT_TRUE(avx512.ok()) << avx512.status();
+  EXPECT_TRUE(avx512->SatisfiesConstraints({{"tile", "16"}}));
+  EXPECT_FALSE(avx512->SatisfiesConstraints({{"tile", "32"}}));
+  EXPECT_TRUE(Instantiate(tpl, *problem, {{"tile", "16"}}, VectorRegisters::Avx512()).ok());
+  EXPECT_EQ(Instantiate(tpl, *problem, {{"tile", "16"}}, kAvx2Registers).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace mtune::strategies
