@@ -96,9 +96,34 @@ KnobValues NearestDefaults(const KnobSpace& space) {
   return values;
 }
 
+namespace {
+
+// `base` with the knobs `point` names changed (a start point or a fallback default):
+// a value that is no option for this problem, or a tile that would pad its dimension
+// by more than an eighth, keeps the base's; derived knobs solved again. nullopt when
+// the constraints cannot hold.
+std::optional<KnobValues> ApplyPoint(const KnobSpace& space, KnobValues base, const KnobValues& point) {
+  for (const KnobSpec& knob : space.knobs) {
+    auto wanted = point.find(knob.name);
+    if (wanted == point.end() || knob.derived) continue;
+    if (std::find(knob.options.begin(), knob.options.end(), wanted->second) == knob.options.end()) continue;
+    if (knob.tiled_extent > 0) {
+      const std::optional<double> tile = Number(wanted->second);
+      if (!tile) continue;
+      if (PadsMoreThanAnEighth(static_cast<int64_t>(*tile), knob.tiled_extent)) continue;
+    }
+    base[knob.name] = wanted->second;
+  }
+  return SolveDerivedKnobs(space, std::move(base));
+}
+
+}  // namespace
+
 std::optional<KnobValues> DefaultCandidate(const KnobSpace& space) {
   const KnobValues base = NearestDefaults(space);
   if (std::optional<KnobValues> solved = SolveDerivedKnobs(space, base)) return solved;
+  for (const KnobValues& point : space.fallback_defaults)
+    if (std::optional<KnobValues> fallback = ApplyPoint(space, base, point)) return fallback;
   const size_t n = space.knobs.size();
   std::vector<size_t> base_position(n);
   for (size_t i = 0; i < n; ++i)
@@ -166,20 +191,7 @@ std::vector<KnobValues> StartingCandidates(const KnobSpace& space) {
   if (!defaults) return starts;
   starts.push_back(*defaults);
   for (const KnobValues& point : space.start_points) {
-    KnobValues values = *defaults;
-    for (const KnobSpec& knob : space.knobs) {
-      auto wanted = point.find(knob.name);
-      if (wanted == point.end() || knob.derived) continue;
-      if (std::find(knob.options.begin(), knob.options.end(), wanted->second) == knob.options.end())
-        continue;
-      if (knob.tiled_extent > 0) {
-        const std::optional<double> tile = Number(wanted->second);
-        if (!tile) continue;
-        if (PadsMoreThanAnEighth(static_cast<int64_t>(*tile), knob.tiled_extent)) continue;
-      }
-      values[knob.name] = wanted->second;
-    }
-    std::optional<KnobValues> solved = SolveDerivedKnobs(space, values);
+    std::optional<KnobValues> solved = ApplyPoint(space, *defaults, point);
     if (solved && std::find(starts.begin(), starts.end(), *solved) == starts.end())
       starts.push_back(*solved);
   }

@@ -29,7 +29,9 @@ std::optional<KnobValues> SolveDerivedKnobs(const KnobSpace& space, KnobValues v
 // the first option. Constraints are not checked.
 KnobValues NearestDefaults(const KnobSpace& space);
 
-// NearestDefaults() when it satisfies the constraints. Otherwise the valid
+// NearestDefaults() when it satisfies the constraints. Otherwise the first of the
+// template's `mtune.fallback_defaults` (knob_space.h) applied to it, as a start point
+// is in StartingCandidates, that satisfies them; otherwise the valid
 // candidate that changes the fewest knobs (at most four, and each count only while
 // its combinations number at most two million), then the least (summed distance in
 // option positions); ties go to the knob declared last, because templates declare coarse

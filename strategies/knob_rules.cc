@@ -22,6 +22,7 @@ constexpr char kDefaultForAttr[] = "mtune.default_for";
 constexpr char kSplitsAttr[] = "mtune.splits";
 constexpr char kOnlyWithAttr[] = "mtune.only_with";
 constexpr char kStartPointsAttr[] = "mtune.start_points";
+constexpr char kFallbackDefaultsAttr[] = "mtune.fallback_defaults";
 constexpr char kTilesAttr[] = "mtune.tiles";
 constexpr char kPaddedDefaultAttr[] = "mtune.padded_default";
 constexpr char kRestDefaultAttr[] = "mtune.rest_default";
@@ -329,7 +330,45 @@ absl::Status CheckOnlyWith(const KnobSpace& space) {
   return absl::OkStatus();
 }
 
-// `mtune.start_points` of `@__transform_main` into space.start_points (after the knobs
+namespace {
+
+// One array-of-dictionaries attribute of `main` (`attr_name`) into `points`.
+absl::Status ReadPoints(mlir::Operation* main, const char* attr_name, const Problem& problem,
+                        const KnobSpace& space, std::vector<KnobValues>& points) {
+  mlir::Attribute attr = main->getAttr(attr_name);
+  if (!attr) return absl::OkStatus();
+  auto list = llvm::dyn_cast<mlir::ArrayAttr>(attr);
+  if (!list) return absl::InvalidArgumentError(absl::StrCat(attr_name, " must be an array of dictionaries"));
+  for (mlir::Attribute point : list) {
+    auto dict = llvm::dyn_cast<mlir::DictionaryAttr>(point);
+    if (!dict) return absl::InvalidArgumentError(absl::StrCat(attr_name, " must be an array of dictionaries"));
+    KnobValues values;
+    for (mlir::NamedAttribute entry : dict) {
+      const std::string name = entry.getName().str();
+      if (std::none_of(space.knobs.begin(), space.knobs.end(),
+                       [&](const KnobSpec& k) { return k.name == name; }))
+        return absl::InvalidArgumentError(
+            absl::StrCat(attr_name, " names knob '", name, "', which the template does not declare"));
+      std::string text = OptionText(entry.getValue());
+      if (llvm::isa<mlir::StringAttr>(entry.getValue()) && text.find('(') != std::string::npos) {
+        auto form = ExpandTermsInOrder(text, problem, name);
+        if (!form.ok()) return form.status();
+        if (form->size() != 1)
+          return absl::InvalidArgumentError(absl::StrCat(attr_name, ": the value of knob '", name,
+                                                         "' must be one term, not \"", text, "\""));
+        text = std::to_string(form->front());
+      }
+      values[name] = std::move(text);
+    }
+    points.push_back(std::move(values));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+// `mtune.start_points` and `mtune.fallback_defaults` of `@__transform_main` into
+// space.start_points and space.fallback_defaults (after the knobs
 // are known, so that a misspelt knob name is an error rather than a point that
 // silently equals the default). A value written as an option form of one term
 // ("roundup(k, 1)": the whole of k) is evaluated for `problem`, so that a point can
@@ -341,36 +380,9 @@ absl::Status ReadStartPoints(mlir::ModuleOp module, const Problem& problem, Knob
       main = op;
   });
   if (main == nullptr) return absl::OkStatus();
-  mlir::Attribute attr = main->getAttr(kStartPointsAttr);
-  if (!attr) return absl::OkStatus();
-  auto points = llvm::dyn_cast<mlir::ArrayAttr>(attr);
-  if (!points)
-    return absl::InvalidArgumentError(absl::StrCat(kStartPointsAttr, " must be an array of dictionaries"));
-  for (mlir::Attribute point : points) {
-    auto dict = llvm::dyn_cast<mlir::DictionaryAttr>(point);
-    if (!dict)
-      return absl::InvalidArgumentError(absl::StrCat(kStartPointsAttr, " must be an array of dictionaries"));
-    KnobValues values;
-    for (mlir::NamedAttribute entry : dict) {
-      const std::string name = entry.getName().str();
-      if (std::none_of(space.knobs.begin(), space.knobs.end(),
-                       [&](const KnobSpec& k) { return k.name == name; }))
-        return absl::InvalidArgumentError(
-            absl::StrCat(kStartPointsAttr, " names knob '", name, "', which the template does not declare"));
-      std::string text = OptionText(entry.getValue());
-      if (llvm::isa<mlir::StringAttr>(entry.getValue()) && text.find('(') != std::string::npos) {
-        auto form = ExpandTermsInOrder(text, problem, name);
-        if (!form.ok()) return form.status();
-        if (form->size() != 1)
-          return absl::InvalidArgumentError(absl::StrCat(kStartPointsAttr, ": the value of knob '", name,
-                                                         "' must be one term, not \"", text, "\""));
-        text = std::to_string(form->front());
-      }
-      values[name] = std::move(text);
-    }
-    space.start_points.push_back(std::move(values));
-  }
-  return absl::OkStatus();
+  if (absl::Status read = ReadPoints(main, kStartPointsAttr, problem, space, space.start_points); !read.ok())
+    return read;
+  return ReadPoints(main, kFallbackDefaultsAttr, problem, space, space.fallback_defaults);
 }
 
 }  // namespace mtune::strategies

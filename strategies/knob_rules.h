@@ -67,8 +67,9 @@ absl::Status ApplyTileDefault(KnobOp knob, const Problem& problem, KnobSpec& spe
 // which bf16 lacks).
 void DropTemplateOnlyRules(mlir::Operation* op);
 
-// `mtune.start_points` of `@__transform_main` into space.start_points, option forms
-// in them ("roundup(k, 1)") evaluated for `problem`.
+// `mtune.start_points` and `mtune.fallback_defaults` of `@__transform_main` into
+// space.start_points and space.fallback_defaults, option forms in them
+// ("roundup(k, 1)") evaluated for `problem`.
 absl::Status ReadStartPoints(mlir::ModuleOp module, const Problem& problem, KnobSpace& space);
 
 }  // namespace mtune::strategies

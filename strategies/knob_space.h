@@ -40,6 +40,11 @@
 // any search (see StartingCandidates in default_candidate.h). A knob name that the
 // template does not declare is an error. A value may be an option form of one term
 // ("roundup(k, 1)"), evaluated per problem.
+// `mtune.fallback_defaults = [{KNOB = VALUE, ...}, ...]` on `@__transform_main`, in
+// the same form: where the template's default breaks a constraint for a problem and
+// target (a register tile too large for AVX2's registers), the first of these points
+// (applied to the default as a start point is) that holds is the default candidate,
+// before any search for the nearest valid one (see DefaultCandidate).
 // Alternatives (`transform.tune.alternatives`) are knobs whose options are their
 // region labels, taken from the op's `mtune.labels` array (else "0", "1", ...).
 // A candidate names an option by its text, so a knob's options (as they print) and
@@ -113,6 +118,8 @@ struct KnobSpace {
   VectorRegisters registers;
   // `mtune.start_points` as written: knob name -> option text, one map per point.
   std::vector<KnobValues> start_points;
+  // `mtune.fallback_defaults`, likewise.
+  std::vector<KnobValues> fallback_defaults;
   // `mtune.cpu_features` of the template (template_requirements.h): LLVM feature
   // names its kernels need; empty: none.
   std::vector<std::string> cpu_features;

@@ -135,6 +135,76 @@ TEST(RegisterTiles, ConvTilesFitTheTargetsRegisters) {
   EXPECT_EQ(starts[1].at("tile_ow"), "6");
 }
 
+// depthwise: the accumulators take at most half the registers. Where the written
+// 8 x 32 tile breaks that (AVX2), the default is the template's fallback, 4 x 16,
+// not the nearest repair (8 x 8).
+TEST(RegisterTiles, DepthwiseTilesTakeHalfTheRegistersAndFallBackToFourBySixteen) {
+  for (const auto& [tpl, key] : {std::pair<std::string, std::string>{
+                                     "depthwise_2d_decomposed",
+                                     "depthwise_conv_2d_nhwc_hwc:n=1,h=58,w=58,c=64,kh=3,kw=3,sh=1,sw=1,dh=1,dw=1:f32"},
+                                 {"depthwise_1d_tiled", "depthwise_conv_1d_nwc_wc:n=1,w=2050,c=64,kw=3,sw=1,dw=1:f32"}}) {
+    const KnobSpace avx2 = SpaceFor(tpl, key, kAvx2Registers);
+    const Pairs tiles = ValidPairs(avx2, "tile_ow", "tile_c");
+    for (const auto& fits : Pairs{{"8", "8"}, {"4", "16"}, {"2", "32"}, {"1", "64"}})
+      EXPECT_TRUE(tiles.contains(fits)) << tpl << " " << fits.first << " x " << fits.second;
+    for (const auto& spills : Pairs{{"6", "16"}, {"8", "16"}, {"4", "32"}, {"16", "8"}})
+      EXPECT_FALSE(tiles.contains(spills)) << tpl << " " << spills.first << " x " << spills.second;
+    std::optional<KnobValues> fallback = DefaultCandidate(avx2);
+    ASSERT_TRUE(fallback.has_value()) << tpl;
+    EXPECT_EQ(fallback->at("tile_ow"), "4") << tpl;
+    EXPECT_EQ(fallback->at("tile_c"), "16") << tpl;
+
+    const KnobSpace avx512 = SpaceFor(tpl, key, VectorRegisters::Avx512());
+    const Pairs wide = ValidPairs(avx512, "tile_ow", "tile_c");
+    EXPECT_TRUE(wide.contains({"8", "32"})) << tpl;  // 16 zmm: the written default
+    EXPECT_TRUE(wide.contains({"16", "16"})) << tpl;
+    EXPECT_FALSE(wide.contains({"16", "32"})) << tpl;
+    EXPECT_FALSE(wide.contains({"32", "8"})) << tpl;  // 32 half-empty registers
+    EXPECT_EQ(DefaultCandidate(avx512)->at("tile_c"), "32") << tpl;
+  }
+}
+
+// mtune.fallback_defaults: only where the default breaks a constraint, the first
+// point that holds; a point naming no knob of the template is an error.
+TEST(FallbackDefaults, TheFirstThatHoldsReplacesAnInvalidDefault) {
+  auto space_with = [](const std::string& limit, const std::string& fallbacks) {
+    const std::string tpl = R"mlir(module attributes {transform.with_named_sequence} {
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly})
+      attributes {mtune.fallback_defaults = [)mlir" + fallbacks + R"mlir(]} {
+    %a = transform.tune.knob<"a"> = 8 from options = [1, 2, 4, 8] -> !transform.param<i64>
+    %b = transform.tune.knob<"b"> = 8 from options = [1, 2, 4, 8] -> !transform.param<i64>
+    transform.smt.constrain_params(%a, %b) : (!transform.param<i64>, !transform.param<i64>) -> () {
+    ^bb0(%x: !smt.int, %y: !smt.int):
+      %p = smt.int.mul %x, %y
+      %l = smt.int.constant )mlir" + limit + R"mlir(
+      %ok = smt.int.cmp le %p, %l
+      smt.assert %ok
+    }
+    transform.yield
+  }
+})mlir";
+    auto problem = ParseProblemKey("matmul:m=64,n=64,k=64:f32");
+    EXPECT_TRUE(problem.ok());
+    return ExtractKnobSpace(tpl, *problem);
+  };
+  const std::string points = "{a = 4 : i64, b = 4 : i64}, {a = 1 : i64}, {b = 2 : i64}";
+  auto valid_default = space_with("64", points);
+  ASSERT_TRUE(valid_default.ok()) << valid_default.status();
+  EXPECT_EQ(DefaultCandidate(*valid_default), (KnobValues{{"a", "8"}, {"b", "8"}}));
+  // 4 x 4 = 16 breaks a limit of 8; a = 1 (with b = 8) is the first that holds.
+  auto second = space_with("8", points);
+  ASSERT_TRUE(second.ok()) << second.status();
+  EXPECT_EQ(DefaultCandidate(*second), (KnobValues{{"a", "1"}, {"b", "8"}}));
+  // None holds (8 x 2 = 16 > 4 too): the nearest repair, b changed (declared last).
+  auto repaired = space_with("4", "{a = 4 : i64, b = 4 : i64}, {b = 2 : i64}");
+  ASSERT_TRUE(repaired.ok()) << repaired.status();
+  EXPECT_EQ(DefaultCandidate(*repaired), (KnobValues{{"a", "4"}, {"b", "1"}}));
+  auto unknown = space_with("8", "{c = 1 : i64}");
+  EXPECT_EQ(unknown.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(unknown.status().message()),
+              testing::HasSubstr("mtune.fallback_defaults names knob 'c', which the template does not declare"));
+}
+
 // A template's own constraint may read the symbols; each space evaluates them for
 // its registers, and Instantiate refuses a candidate that does not fit them.
 TEST(RegisterTiles, ConstraintsReadTheRegisterSymbols) {

@@ -23,8 +23,12 @@ module attributes {transform.with_named_sequence} {
   // AMD EPYC znver3 host (AVX2; `mtune-bench-families --trials 0 --variant "tile_c=16
   // tile_ow=4"`, 3 rounds) it ran 58x58 and 114x114 at 2.2x and 3.2x the default and
   // 1.08x and 1.23x oneDNN (the default: 0.42x and 0.36x; the first point 0.46x, 0.22x).
+  // It is also the default where the written one breaks the register constraint below
+  // (mtune.fallback_defaults: on AVX2): session 50, same host and tool, it ran 1.28x
+  // and 1.55x the nearest tile that fits (8 x 8, which repairing the default gives).
   transform.named_sequence @__transform_main(%root: !transform.any_op {transform.consumed})
-      attributes {mtune.start_points = [{tile_c = 16 : i64}, {tile_c = 16 : i64, tile_ow = 4 : i64}]} {
+      attributes {mtune.start_points = [{tile_c = 16 : i64}, {tile_c = 16 : i64, tile_ow = 4 : i64}],
+                  mtune.fallback_defaults = [{tile_c = 16 : i64, tile_ow = 4 : i64}]} {
     %conv = transform.structured.match ops{["linalg.depthwise_conv_2d_nhwc_hwc"]} in %root : (!transform.any_op) -> !transform.any_op
 
     // tile_ow may also be any divisor of the output width up to 16. The default is 8,
@@ -76,6 +80,30 @@ module attributes {transform.with_named_sequence} {
       %split_at = smt.ite %any_whole, %whole, %width : !smt.int
       %main_ok = smt.eq %main, %split_at : !smt.int
       smt.assert %main_ok
+    }
+    // The accumulators (tile_ow rows of tile_c channels, each row whole vector
+    // registers) take at most half the target's vector registers; the rest hold the
+    // filter taps and inputs. Beyond that every tap spills: on the znver4 host of
+    // session 34 (AVX-512; the 360-candidate tables bench/data/depthwise_2d_114x114x64
+    // and 58x58x128) every tile within 16 zmm ran at 0.59-1.0 of the best (1-wide rows
+    // aside), every one beyond at 0.22-0.51; on the znver3 host of session 50 (AVX2,
+    // 16 ymm, `mtune-bench-families --trials 0 --variant`) 58x58 and 114x114 ran 8 x 8,
+    // 4 x 16 and 2 x 32 (8 ymm) at 3.2-6.0x the default 8 x 32 (32 ymm), 6 x 16 (12)
+    // at 2.9-4.4x and 8 x 16 (16) at 1.8-2.8x.
+    transform.smt.constrain_params(%tow, %tc) {mtune.rule = "tile_ow x tile_c accumulators take at most half the vector registers (16 zmm of AVX-512, 8 ymm of AVX2)"} : (!transform.param<i64>, !transform.param<i64>) -> () {
+    ^bb0(%rows: !smt.int, %lanes: !smt.int):
+      %acc = smt.declare_fun "acc_bytes" : !smt.int
+      %vregs = smt.declare_fun "vector_registers" : !smt.int
+      %vbytes = smt.declare_fun "vector_bytes" : !smt.int
+      %one = smt.int.constant 1
+      %two = smt.int.constant 2
+      %row_bytes = smt.int.mul %lanes, %acc
+      %round_up = smt.int.sub %vbytes, %one
+      %row_padded = smt.int.add %row_bytes, %round_up
+      %row_registers = smt.int.div %row_padded, %vbytes
+      %twice = smt.int.mul %rows, %row_registers, %two
+      %fits = smt.int.cmp le %twice, %vregs
+      smt.assert %fits
     }
     // Whole tiles and partial rests: one to four ops. Rests are one tile wide in
     // their dimension, at their own static width (58 wide with 8-wide tiles: 92 GB/s
