@@ -63,7 +63,8 @@ TEST(FormatTemplates, OneLinePerProblemWithWhyWhereTheJobNamedNone) {
   lines = absl::StrSplit(FormatTemplates(job), '\n', absl::SkipEmpty());
   ASSERT_EQ(lines.size(), 2u);
   EXPECT_THAT(lines[0], ::testing::EndsWith("can run it); register tiles for 32 vector registers of 64 bytes"));
-  EXPECT_THAT(lines[1], ::testing::EndsWith("template matmul_packed; register tiles for 16 vector registers of 32 bytes"));
+  EXPECT_THAT(lines[1],
+              ::testing::EndsWith("template matmul_packed; register tiles for 16 vector registers of 32 bytes"));
 }
 
 TEST(FormatProgress, SaysWhatAProblemWaitsFor) {

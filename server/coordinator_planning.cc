@@ -117,7 +117,8 @@ absl::StatusOr<std::unique_ptr<Coordinator::JobRun>> Coordinator::PlanJob(
     auto registers = registers_stored ? StoredRegisters(spec.problem_registers(index))
                                       : strategies::RegistersForTemplate(*tpl, target_features);
     if (!registers.ok())
-      return absl::InvalidArgumentError(absl::StrCat("problem ", problem->Key(), ": ", registers.status().message()));
+      return absl::InvalidArgumentError(
+          absl::StrCat("problem ", problem->Key(), ": ", registers.status().message()));
     // Parsed and printed once: each task's script is then spliced, not re-printed.
     if (prepared && !(prepared->space().registers == *registers)) prepared.reset();
     auto instantiator = prepared ? absl::StatusOr<strategies::TemplateInstantiator>(*std::move(prepared))
@@ -479,7 +480,8 @@ bool Coordinator::ProposeOneLocked(JobRun& job, ProblemRun& run) {
                        "derived knobs (mtune.derived) makes satisfy its constraints")
       : options_.test_instantiate ? options_.test_instantiate(task.problem(), *values)
       : run.instantiator          ? run.instantiator->Instantiate(*values)
-                                  : strategies::Instantiate(run.template_text, run.problem, *values, run.registers);
+                                  : strategies::Instantiate(run.template_text, run.problem, *values,
+                                                            run.registers);
   if (!script.ok()) {
     // Stored as a failed trial without bothering a worker, against the
     // coordinator's own target since no worker ran it.
