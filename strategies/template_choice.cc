@@ -14,8 +14,8 @@ namespace mtune::strategies {
 namespace {
 
 // RegistersForTemplate for a template's requirements.
-absl::StatusOr<VectorRegisters> RegistersForTargets(const TemplateRequirements& requirements,
-                                                    const std::vector<std::string>& target_features) {
+VectorRegisters RegistersForTargets(const TemplateRequirements& requirements,
+                                    const std::vector<std::string>& target_features) {
   std::optional<VectorRegisters> smallest;
   for (const std::string& features : target_features) {
     if (!MissingCpuFeatures(requirements, features).empty()) continue;
@@ -49,9 +49,8 @@ absl::StatusOr<std::string> WhyNot(const StrategyTemplate& tpl, const Problem& p
                  : absl::StrCat("needs ", needed, ", which no target has");
     }
   }
-  auto registers = RegistersForTargets(*requirements, target_features);
-  if (!registers.ok()) return registers.status();
-  auto instantiator = TemplateInstantiator::Create(tpl.text, problem, *registers);
+  auto instantiator =
+      TemplateInstantiator::Create(tpl.text, problem, RegistersForTargets(*requirements, target_features));
   if (!instantiator.ok()) return absl::StrCat("does not tune it: ", instantiator.status().message());
   if (!DefaultCandidate(instantiator->space()).has_value() &&
       CountCandidates(instantiator->space()).valid == 0)

@@ -30,9 +30,9 @@ struct VectorRegisters {
 
 // The register file of a CPU target given by its LLVM feature string
 // ("+avx2,+avx512f,-amx-tile,..."): 32 x 64 bytes with +avx512f, 16 x 32 with +avx
-// or +avx2,
-// 16 x 16 with +sse2, 32 x 16 with +neon. InvalidArgument for a string that enables
-// none of them (an empty one included): sizing tiles for a guess would be silent.
+// or +avx2, 16 x 16 with +sse2, 32 x 16 with +neon. InvalidArgument for a string
+// that enables none of them (an empty one included): sizing tiles for a guess would
+// be silent.
 absl::StatusOr<VectorRegisters> VectorRegistersOf(absl::string_view llvm_features);
 
 }  // namespace mtune::strategies

@@ -42,7 +42,7 @@ module attributes {transform.with_named_sequence} {
   // znver3 host (AVX2; `mtune-bench-families --trials 0 --variant "tile_f=16
   // tile_ow=6"`, 3 rounds) this point ran the five 2-D rows of the suite at 0.84-1.21x
   // that repaired default (session 50; the spilling 8 x 32 had run 0.36-0.58x oneDNN,
-  // the repaired default runs 0.46-0.88x).
+  // the repaired default ran 0.40-1.02x in two runs).
   transform.named_sequence @__transform_main(%root: !transform.any_op {transform.consumed})
       attributes {mtune.start_points = [{tile_f = 16 : i64}, {tile_f = 16 : i64, tile_c1 = 64 : i64},
                                         {tile_f = 16 : i64, tile_ow = 6 : i64}]} {
