@@ -36,8 +36,9 @@ class DefaultTemplate : public testing::TestWithParam<Case> {};
 // Measures one candidate; returns the failure text, or empty when it verified.
 std::string MeasureCandidate(const strategies::StrategyTemplate& tpl,
                              const strategies::Problem& problem,
-                             const strategies::KnobValues& values) {
-  auto script = strategies::Instantiate(tpl.text, problem, values);
+                             const strategies::KnobValues& values,
+                             const strategies::VectorRegisters& registers = strategies::VectorRegisters::Avx512()) {
+  auto script = strategies::Instantiate(tpl.text, problem, values, registers);
   if (!script.ok()) return std::string(script.status().message());
   mtune::v1::Task task;
   task.set_problem(problem.Key());
@@ -65,14 +66,17 @@ struct TemplateUnderTest {
   strategies::KnobValues defaults;
 };
 
-// `template_name` empty: the family's default template.
-absl::StatusOr<TemplateUnderTest> LoadTemplate(const std::string& key, const std::string& template_name = "") {
+// `template_name` empty: the family's default template. Register tiles sized for
+// `registers`.
+absl::StatusOr<TemplateUnderTest> LoadTemplate(
+    const std::string& key, const std::string& template_name = "",
+    const strategies::VectorRegisters& registers = strategies::VectorRegisters::Avx512()) {
   auto problem = strategies::ParseProblemKey(key);
   if (!problem.ok()) return problem.status();
   auto tpl = template_name.empty() ? strategies::DefaultTemplateFor(problem->family)
                                    : strategies::FindTemplate(template_name);
   if (!tpl.ok()) return tpl.status();
-  auto space = strategies::ExtractKnobSpace(tpl->text, *problem);
+  auto space = strategies::ExtractKnobSpace(tpl->text, *problem, registers);
   if (!space.ok()) return space.status();
   std::optional<strategies::KnobValues> defaults = strategies::DefaultCandidate(*space);
   if (!defaults.has_value())
@@ -118,6 +122,21 @@ TEST_P(DefaultTemplate, StartingAndRandomCandidatesVerify) {
   auto loaded = LoadTemplate(GetParam().key);
   ASSERT_TRUE(loaded.ok()) << loaded.status();
   ExpectStartingAndRandomCandidatesVerify(*loaded, GetParam().key, GetParam().random_candidates);
+}
+
+// The same problems sized for AVX2's 16 registers of 32 bytes, as a job for an AVX2
+// worker is: where the written tiles do not fit, the default candidate is another
+// one (repaired, or a template's fallback), and it and the start points must verify
+// too (they are plain vector code: any x86-64 CPU with AVX2 or AVX-512 runs them).
+TEST_P(DefaultTemplate, StartingCandidatesSizedForAvx2Verify) {
+  const strategies::VectorRegisters avx2{16, 32};
+  auto loaded = LoadTemplate(GetParam().key, "", avx2);
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  ASSERT_EQ(loaded->space.registers, avx2);
+  const std::vector<strategies::KnobValues> starts = strategies::StartingCandidates(loaded->space);
+  for (size_t i = 0; i < starts.size(); ++i)
+    EXPECT_EQ(MeasureCandidate(loaded->tpl, loaded->problem, starts[i], avx2), "")
+        << loaded->tpl.name << (i == 0 ? " default:" : " start point:") << Describe(starts[i]);
 }
 
 INSTANTIATE_TEST_SUITE_P(
