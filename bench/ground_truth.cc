@@ -124,7 +124,7 @@ int main(int argc, char** argv) {
     tpl->text = text.str();
   }
   // Register tiles sized for this host, where the candidates are measured.
-  auto registers = mtune::strategies::VectorRegistersOf(mtune::worker::JitKernel::HostFeatures());
+  auto registers = mtune::worker::JitKernel::HostVectorRegisters();
   if (!registers.ok()) return Fail(std::string(registers.status().message()));
   auto knobs = mtune::strategies::ExtractKnobSpace(tpl->text, *problem, *registers);
   if (!knobs.ok()) return Fail(std::string(knobs.status().message()));

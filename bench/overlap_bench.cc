@@ -171,7 +171,7 @@ int main(int argc, char** argv) {
   auto tpl = mtune::strategies::DefaultTemplateFor(problem->family);
   if (!tpl.ok()) return Fail(tpl.status().ToString());
   // Register tiles sized for this host, where the candidates are measured.
-  auto registers = mtune::strategies::VectorRegistersOf(mtune::worker::JitKernel::HostFeatures());
+  auto registers = mtune::worker::JitKernel::HostVectorRegisters();
   if (!registers.ok()) return Fail(std::string(registers.status().message()));
   auto knobs = mtune::strategies::ExtractKnobSpace(tpl->text, *problem, *registers);
   if (!knobs.ok()) return Fail(knobs.status().ToString());

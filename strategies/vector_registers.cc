@@ -8,8 +8,6 @@
 
 namespace mtune::strategies {
 
-std::string VectorRegisters::Describe() const { return absl::StrCat(count, " x ", bytes, " bytes"); }
-
 absl::StatusOr<VectorRegisters> VectorRegistersOf(absl::string_view llvm_features) {
   std::set<absl::string_view> enabled;
   for (absl::string_view feature : absl::StrSplit(llvm_features, ',', absl::SkipEmpty()))

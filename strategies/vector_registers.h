@@ -7,7 +7,6 @@
 #pragma once
 
 #include <cstdint>
-#include <string>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -23,8 +22,6 @@ struct VectorRegisters {
   // space is sized for when no target is known: AVX-512.
   static constexpr VectorRegisters Avx512() { return {32, 64}; }
   int64_t TotalBytes() const { return count * bytes; }
-  // "32 x 64 bytes".
-  std::string Describe() const;
   bool operator==(const VectorRegisters&) const = default;
 };
 

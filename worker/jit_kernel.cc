@@ -113,6 +113,10 @@ std::string JitKernel::HostFeatures() {
   return absl::StrJoin(enabled, ",");
 }
 
+absl::StatusOr<strategies::VectorRegisters> JitKernel::HostVectorRegisters() {
+  return strategies::VectorRegistersOf(HostFeatures());
+}
+
 std::unique_ptr<JitKernel> JitKernel::Compile(const std::string& payload,
                                               const std::string& script, CompileTimes* times,
                                               CompileFailure* failure) {

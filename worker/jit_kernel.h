@@ -9,6 +9,7 @@
 #include "absl/status/statusor.h"
 #include "proto/mtune.pb.h"
 #include "strategies/problem.h"
+#include "strategies/vector_registers.h"
 
 namespace mlir {
 class ExecutionEngine;
@@ -67,6 +68,8 @@ class JitKernel {
   static std::string HostTriple();
   // The host's LLVM feature string ("+avx512f,...", enabled features only, sorted).
   static std::string HostFeatures();
+  // The vector registers of the host (strategies::VectorRegistersOf its features).
+  static absl::StatusOr<strategies::VectorRegisters> HostVectorRegisters();
 
  private:
   using Fn = void (*)();
