@@ -6,8 +6,9 @@
 // 64-bit integers and booleans: the region's block arguments are the knob values,
 // `smt.declare_fun "NAME" : !smt.int` names a problem dimension ("m", "k", "ow", ...)
 // or "elem_bytes" / "acc_bytes" (bytes per input / accumulator element) or the
-// target's "vector_registers" / "vector_bytes" (vector_registers.h) and becomes a constant, and every
-// `smt.assert` must hold. No MLIR here: the coordinator and search evaluate it.
+// target's "vector_registers" / "vector_bytes" / "broadcast_registers" (vector_registers.h)
+// and becomes a constant, and every `smt.assert` must hold. No MLIR here: the coordinator
+// and search evaluate it.
 #pragma once
 
 #include <cstdint>

@@ -105,14 +105,17 @@ TEST(RegisterTiles, MatmulPackedTilesFitTheTargetsRegisters) {
   EXPECT_TRUE(ValidPairs(avx512_f64, "tile_m2", "tile_n2").contains({"12", "8"}));
 }
 
-// conv_2d_decomposed: (tile_ow + 1) x tile_f accumulators fit all the registers;
-// conv_1d_tiled all but one.
+// conv_2d_decomposed: (tile_ow + 1) x tile_f accumulators fit all the registers on
+// AVX-512, all but the broadcast's on AVX2; conv_1d_tiled all but one everywhere.
 TEST(RegisterTiles, ConvTilesFitTheTargetsRegisters) {
   const std::string key = "conv_2d_nhwc_hwcf:n=1,h=58,w=58,c=64,kh=3,kw=3,f=64,sh=1,sw=1,dh=1,dw=1:f32";
   const KnobSpace conv2d = SpaceFor("conv_2d_decomposed", key, kAvx2Registers);
   const Pairs tiles2d = ValidPairs(conv2d, "tile_ow", "tile_f");
-  EXPECT_TRUE(tiles2d.contains({"7", "16"}));   // 8 x 16 x 4 = 512 bytes: all 16 ymm
-  EXPECT_FALSE(tiles2d.contains({"8", "16"}));  // 9 x 16 x 4 = 576
+  EXPECT_TRUE(tiles2d.contains({"6", "16"}));    // 7 x 16 x 4 = 448 bytes + the broadcast: 15 ymm
+  EXPECT_TRUE(tiles2d.contains({"14", "8"}));    // 15 x 8 x 4 = 480 + 32: all 16
+  EXPECT_FALSE(tiles2d.contains({"7", "16"}));   // 8 x 16 x 4 = 512 + 32
+  EXPECT_FALSE(tiles2d.contains({"1", "64"}));   // 2 x 64 x 4 = 512 + 32
+  EXPECT_FALSE(tiles2d.contains({"8", "16"}));   // 9 x 16 x 4 = 576
   EXPECT_FALSE(tiles2d.contains({"8", "32"}));
   std::optional<KnobValues> repaired = DefaultCandidate(conv2d);
   ASSERT_TRUE(repaired.has_value());
@@ -120,6 +123,19 @@ TEST(RegisterTiles, ConvTilesFitTheTargetsRegisters) {
   EXPECT_EQ(repaired->at("tile_ow"), "8");
   const KnobSpace wide = SpaceFor("conv_2d_decomposed", key, VectorRegisters::Avx512());
   EXPECT_EQ(DefaultCandidate(wide)->at("tile_f"), "32");
+  const Pairs wide2d = ValidPairs(wide, "tile_ow", "tile_f");
+  EXPECT_TRUE(wide2d.contains({"7", "64"}));  // 8 x 64 x 4 = 2048: AVX-512's FMAs broadcast from memory
+  EXPECT_FALSE(wide2d.contains({"8", "64"}));
+
+  // An output 7 wide (9x9 input, 3x3 filter): the whole row with 8 filter columns,
+  // where 7 x 16 spilled two accumulators on every step of AVX2's loop.
+  const KnobSpace narrow = SpaceFor(
+      "conv_2d_decomposed", "conv_2d_nhwc_hwcf:n=1,h=9,w=9,c=512,kh=3,kw=3,f=512,sh=1,sw=1,dh=1,dw=1:f32",
+      kAvx2Registers);
+  std::optional<KnobValues> narrow_default = DefaultCandidate(narrow);
+  ASSERT_TRUE(narrow_default.has_value());
+  EXPECT_EQ(narrow_default->at("tile_ow"), "7");
+  EXPECT_EQ(narrow_default->at("tile_f"), "8");
 
   const KnobSpace conv1d =
       SpaceFor("conv_1d_tiled", "conv_1d_nwc_wcf:n=1,w=1026,c=64,kw=3,f=64,sw=1,dw=1:f32", kAvx2Registers);
@@ -237,6 +253,37 @@ TEST(RegisterTiles, ConstraintsReadTheRegisterSymbols) {
   EXPECT_TRUE(Instantiate(tpl, *problem, {{"tile", "16"}}, VectorRegisters::Avx512()).ok());
   EXPECT_EQ(Instantiate(tpl, *problem, {{"tile", "16"}}, kAvx2Registers).status().code(),
             absl::StatusCode::kInvalidArgument);
+}
+
+// `broadcast_registers`: 0 where FMAs broadcast from memory (AVX-512), 1 elsewhere.
+TEST(RegisterTiles, BroadcastRegistersAreTakenOnlyWithoutAvx512) {
+  EXPECT_EQ(VectorRegisters::Avx512().BroadcastRegisters(), 0);
+  EXPECT_EQ(kAvx2Registers.BroadcastRegisters(), 1);
+  EXPECT_EQ(VectorRegistersOf("+neon")->BroadcastRegisters(), 1);
+  EXPECT_EQ(VectorRegistersOf("+sse2")->BroadcastRegisters(), 1);
+  const std::string tpl = R"mlir(module attributes {transform.with_named_sequence} {
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+    %t = transform.tune.knob<"accumulators"> = 15 from options = [15, 16] -> !transform.param<i64>
+    transform.smt.constrain_params(%t) : (!transform.param<i64>) -> () {
+    ^bb0(%x: !smt.int):
+      %b = smt.declare_fun "broadcast_registers" : !smt.int
+      %used = smt.int.add %x, %b
+      %sixteen = smt.int.constant 16
+      %fits = smt.int.cmp le %used, %sixteen
+      smt.assert %fits
+    }
+    transform.yield
+  }
+})mlir";
+  auto problem = ParseProblemKey("matmul:m=64,n=64,k=64:f32");
+  ASSERT_TRUE(problem.ok());
+  auto avx2 = ExtractKnobSpace(tpl, *problem, kAvx2Registers);
+  ASSERT_TRUE(avx2.ok()) << avx2.status();
+  EXPECT_TRUE(avx2->SatisfiesConstraints({{"accumulators", "15"}}));
+  EXPECT_FALSE(avx2->SatisfiesConstraints({{"accumulators", "16"}}));
+  auto avx512 = ExtractKnobSpace(tpl, *problem, VectorRegisters::Avx512());
+  ASSERT_TRUE(avx512.ok()) << avx512.status();
+  EXPECT_TRUE(avx512->SatisfiesConstraints({{"accumulators", "16"}}));
 }
 
 }  // namespace

@@ -38,11 +38,13 @@ Op CmpOp(mlir::smt::IntPredicate pred) {
 
 // Value of a symbol named by `smt.declare_fun`: a problem dimension, elem_bytes
 // (bytes per input element), acc_bytes (bytes per accumulator element: 4 for bf16
-// inputs, which accumulate in f32), or the target's vector_registers / vector_bytes.
+// inputs, which accumulate in f32), or the target's vector_registers / vector_bytes /
+// broadcast_registers.
 absl::StatusOr<int64_t> SymbolValue(llvm::StringRef name, const Problem& problem,
                                     const VectorRegisters& registers) {
   if (name == "vector_registers") return registers.count;
   if (name == "vector_bytes") return registers.bytes;
+  if (name == "broadcast_registers") return registers.BroadcastRegisters();
   if (name == "elem_bytes" || name == "acc_bytes") {
     OperandShape element{.element_type =
                              name == "elem_bytes" ? problem.element_type : problem.AccumulatorType()};
@@ -51,7 +53,7 @@ absl::StatusOr<int64_t> SymbolValue(llvm::StringRef name, const Problem& problem
   if (int64_t dim = problem.Dim(absl::string_view(name.data(), name.size())); dim > 0) return dim;
   return absl::InvalidArgumentError(absl::StrCat(
       "smt.declare_fun \"", name.str(), "\" names neither a dimension of ", problem.family,
-      " nor elem_bytes / acc_bytes / vector_registers / vector_bytes"));
+      " nor elem_bytes / acc_bytes / vector_registers / vector_bytes / broadcast_registers"));
 }
 
 }  // namespace

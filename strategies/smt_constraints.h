@@ -14,7 +14,7 @@ namespace mtune::strategies {
 // `op` must be a transform.smt.constrain_params whose operands are all results of
 // transform.tune.knob ops and which yields nothing. InvalidArgument (naming the
 // op and its location) for anything mtune cannot evaluate exactly. `registers`
-// values the symbols vector_registers and vector_bytes.
+// values the symbols vector_registers, vector_bytes and broadcast_registers.
 absl::StatusOr<ParamConstraint> CompileParamConstraint(mlir::Operation* op, const Problem& problem,
                                                        const VectorRegisters& registers);
 
