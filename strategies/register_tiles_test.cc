@@ -142,12 +142,20 @@ TEST(RegisterTiles, ConvTilesFitTheTargetsRegisters) {
   const Pairs tiles1d = ValidPairs(conv1d, "tile_ow", "tile_f");
   EXPECT_TRUE(tiles1d.contains({"6", "16"}));   // 7 x 16 x 4 = 448 <= 15 x 32
   EXPECT_FALSE(tiles1d.contains({"8", "16"}));  // 9 x 16 x 4 = 576
-  // The start point (16 x 6) is proposed right after the repaired default.
+  // The written 8 x 32 does not fit: the default is the fallback 6 x 16 (also the
+  // start point, so proposed once), not the nearest repair (8 x 8).
   std::vector<KnobValues> starts = StartingCandidates(conv1d);
-  ASSERT_EQ(starts.size(), 2u);
-  EXPECT_EQ(starts[0].at("tile_f"), "8");
-  EXPECT_EQ(starts[1].at("tile_f"), "16");
-  EXPECT_EQ(starts[1].at("tile_ow"), "6");
+  ASSERT_EQ(starts.size(), 1u);
+  EXPECT_EQ(starts[0].at("tile_f"), "16");
+  EXPECT_EQ(starts[0].at("tile_ow"), "6");
+  // On AVX-512 the written default fits, and the start point follows it.
+  const KnobSpace conv1d_wide = SpaceFor(
+      "conv_1d_tiled", "conv_1d_nwc_wcf:n=1,w=1026,c=64,kw=3,f=64,sw=1,dw=1:f32", VectorRegisters::Avx512());
+  std::vector<KnobValues> wide_starts = StartingCandidates(conv1d_wide);
+  ASSERT_EQ(wide_starts.size(), 2u);
+  EXPECT_EQ(wide_starts[0].at("tile_f"), "32");
+  EXPECT_EQ(wide_starts[0].at("tile_ow"), "8");
+  EXPECT_EQ(wide_starts[1].at("tile_f"), "16");
 }
 
 // depthwise: the accumulators take at most half the registers. Where the written
