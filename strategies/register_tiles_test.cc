@@ -117,10 +117,22 @@ TEST(RegisterTiles, ConvTilesFitTheTargetsRegisters) {
   EXPECT_FALSE(tiles2d.contains({"1", "64"}));   // 2 x 64 x 4 = 512 + 32
   EXPECT_FALSE(tiles2d.contains({"8", "16"}));   // 9 x 16 x 4 = 576
   EXPECT_FALSE(tiles2d.contains({"8", "32"}));
-  std::optional<KnobValues> repaired = DefaultCandidate(conv2d);
+  // The written 8 x 32 does not fit: the fallback, 4 x 16 over 64-channel chunks.
+  std::optional<KnobValues> fallback = DefaultCandidate(conv2d);
+  ASSERT_TRUE(fallback.has_value());
+  EXPECT_EQ(fallback->at("tile_f"), "16");
+  EXPECT_EQ(fallback->at("tile_ow"), "4");
+  EXPECT_EQ(fallback->at("tile_c1"), "64");
+  // 14 output columns: 4 would pad the row by more than an eighth, so the nearest
+  // repair of the written default (the filter tile narrowed to 8).
+  const KnobSpace fourteen = SpaceFor(
+      "conv_2d_decomposed", "conv_2d_nhwc_hwcf:n=1,h=16,w=16,c=256,kh=3,kw=3,f=256,sh=1,sw=1,dh=1,dw=1:f32",
+      kAvx2Registers);
+  std::optional<KnobValues> repaired = DefaultCandidate(fourteen);
   ASSERT_TRUE(repaired.has_value());
-  EXPECT_EQ(repaired->at("tile_f"), "8");  // the written 32 changed, one knob
-  EXPECT_EQ(repaired->at("tile_ow"), "8");
+  EXPECT_EQ(repaired->at("tile_f"), "8");
+  EXPECT_EQ(repaired->at("tile_ow"), "14");
+  EXPECT_EQ(repaired->at("tile_c1"), "16");
   const KnobSpace wide = SpaceFor("conv_2d_decomposed", key, VectorRegisters::Avx512());
   EXPECT_EQ(DefaultCandidate(wide)->at("tile_f"), "32");
   const Pairs wide2d = ValidPairs(wide, "tile_ow", "tile_f");
