@@ -43,10 +43,11 @@ module attributes {transform.with_named_sequence} {
   // tile_ow=6"`, 3 rounds) this point ran the five 2-D rows of the suite at 0.84-1.21x
   // that repaired default (session 50; the spilling 8 x 32 had run 0.36-0.58x oneDNN,
   // the repaired default ran 0.40-1.02x in two runs).
-  // Where the written default breaks the register constraint (AVX2), the default is
-  // 16-wide filter tiles of 4 output columns over 64-channel chunks
-  // (mtune.fallback_defaults) where 4 columns do not pad the row by more than an
-  // eighth (else, as at 7 or 14 columns, the nearest repair: 7 x 8, 14 x 8). Session
+  // Where the written default breaks the register constraint, the default is the
+  // first of mtune.fallback_defaults that holds: 16-wide filter tiles (f64 on AVX-512,
+  // as the nearest repair had it), else, on AVX2, 4 output columns of them over
+  // 64-channel chunks where 4 columns do not pad the row by more than an eighth (else,
+  // as at 7 or 14 columns, the nearest repair: 7 x 8, 14 x 8). Session
   // 51, same host and tool, 7 rounds, against the repaired 8 x 8 / 14 x 8 over 16
   // channels: 58x58x64 1.34x, the strided 57x57x64 1.36x (4 x 16 over 16 channels:
   // 1.21x, 1.11x); the dilated 36x36x32, whose C has no 64-channel chunk, 1.20x. At 14
@@ -54,7 +55,7 @@ module attributes {transform.with_named_sequence} {
   transform.named_sequence @__transform_main(%root: !transform.any_op {transform.consumed})
       attributes {mtune.start_points = [{tile_f = 16 : i64}, {tile_f = 16 : i64, tile_c1 = 64 : i64},
                                         {tile_f = 16 : i64, tile_ow = 6 : i64}],
-                  mtune.fallback_defaults = [{tile_f = 16 : i64, tile_ow = 4 : i64, tile_c1 = 64 : i64}]} {
+                  mtune.fallback_defaults = [{tile_f = 16 : i64}, {tile_f = 16 : i64, tile_ow = 4 : i64, tile_c1 = 64 : i64}]} {
     %conv = transform.structured.match ops{["linalg.conv_2d_nhwc_hwcf"]} in %root : (!transform.any_op) -> !transform.any_op
 
     // tile_ow may also be any divisor of the output width up to 16, so that a row is
