@@ -168,6 +168,14 @@ TEST(RegisterTiles, ConvTilesFitTheTargetsRegisters) {
   EXPECT_EQ(wide_starts[0].at("tile_f"), "32");
   EXPECT_EQ(wide_starts[0].at("tile_ow"), "8");
   EXPECT_EQ(wide_starts[1].at("tile_f"), "16");
+  // f64 on AVX-512: 8 x 32 does not fit either, and 16-wide filter tiles alone mend
+  // it (the first fallback), as the nearest repair did before there were fallbacks.
+  const KnobSpace conv1d_f64 = SpaceFor(
+      "conv_1d_tiled", "conv_1d_nwc_wcf:n=1,w=1026,c=64,kw=3,f=64,sw=1,dw=1:f64", VectorRegisters::Avx512());
+  std::optional<KnobValues> f64_default = DefaultCandidate(conv1d_f64);
+  ASSERT_TRUE(f64_default.has_value());
+  EXPECT_EQ(f64_default->at("tile_ow"), "8");
+  EXPECT_EQ(f64_default->at("tile_f"), "16");
 }
 
 // depthwise: the accumulators take at most half the registers. Where the written

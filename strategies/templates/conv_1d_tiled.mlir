@@ -22,12 +22,13 @@ module attributes {transform.with_named_sequence} {
   // tile_ow=6"`, 3 rounds) this point ran the three 1-D rows of the suite at
   // 1.16-1.46x that repaired default and 0.83-1.15x oneDNN (session 50; the spilling
   // 8 x 32 had run 0.41-0.45x oneDNN in session 49). So it is also the default where
-  // the written one breaks the register constraint (mtune.fallback_defaults: on AVX2);
-  // session 51, same host and tool, 5 rounds: 1.18-1.21x the repaired 8 x 8 on all
-  // three rows (4 x 16: 0.96-1.15x).
+  // the written one breaks the register constraint and 16-wide filter tiles alone do
+  // not mend it (mtune.fallback_defaults: on AVX2; f64 on AVX-512 keeps 8 x 16, as the
+  // nearest repair had it); session 51, same host and tool, 5 rounds: 1.18-1.21x the
+  // repaired 8 x 8 on all three rows (4 x 16: 0.96-1.15x).
   transform.named_sequence @__transform_main(%root: !transform.any_op {transform.consumed})
       attributes {mtune.start_points = [{tile_f = 16 : i64, tile_ow = 6 : i64}],
-                  mtune.fallback_defaults = [{tile_f = 16 : i64, tile_ow = 6 : i64}]} {
+                  mtune.fallback_defaults = [{tile_f = 16 : i64}, {tile_f = 16 : i64, tile_ow = 6 : i64}]} {
     %conv = transform.structured.match ops{["linalg.conv_1d_nwc_wcf"]} in %root : (!transform.any_op) -> !transform.any_op
 
     // tile_ow may also be any divisor of the output width up to 16 (a row of whole
