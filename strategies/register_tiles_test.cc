@@ -6,6 +6,7 @@
 #include <string>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "strategies/default_candidate.h"
@@ -248,25 +249,34 @@ TEST(FallbackDefaults, TheFirstThatHoldsReplacesAnInvalidDefault) {
               testing::HasSubstr("mtune.fallback_defaults names knob 'c', which the template does not declare"));
 }
 
+// A template of one knob, `name` = `value` from `options`, and one constraint on it
+// whose region (block argument %x) is `body` followed by `smt.assert %fits`.
+std::string OneKnobTemplate(const std::string& name, const std::string& value, const std::string& options,
+                            const std::string& body) {
+  return absl::StrCat(R"mlir(module attributes {transform.with_named_sequence} {
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+    %t = transform.tune.knob<")mlir", name, "\"> = ", value, " from options = [", options,
+                      R"mlir(] -> !transform.param<i64>
+    transform.smt.constrain_params(%t) : (!transform.param<i64>) -> () {
+    ^bb0(%x: !smt.int):
+)mlir", body, R"mlir(      smt.assert %fits
+    }
+    transform.yield
+  }
+})mlir");
+}
+
 // A template's own constraint may read the symbols; each space evaluates them for
 // its registers, and Instantiate refuses a candidate that does not fit them.
 TEST(RegisterTiles, ConstraintsReadTheRegisterSymbols) {
-  const std::string tpl = R"mlir(module attributes {transform.with_named_sequence} {
-  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
-    %t = transform.tune.knob<"tile"> = 16 from options = [8, 16, 32] -> !transform.param<i64>
-    transform.smt.constrain_params(%t) : (!transform.param<i64>) -> () {
-    ^bb0(%x: !smt.int):
+  const std::string tpl = OneKnobTemplate("tile", "16", "8, 16, 32", R"mlir(
       %r = smt.declare_fun "vector_registers" : !smt.int
       %b = smt.declare_fun "vector_bytes" : !smt.int
       %file = smt.int.mul %r, %b
       %four = smt.int.constant 4
       %bytes = smt.int.mul %x, %four, %r
       %fits = smt.int.cmp le %bytes, %file
-      smt.assert %fits
-    }
-    transform.yield
-  }
-})mlir";
+)mlir");
   auto problem = ParseProblemKey("matmul:m=64,n=64,k=64:f32");
   ASSERT_TRUE(problem.ok());
   // tile * 4 <= register bytes: 8 on AVX2, up to 16 on AVX-512.
@@ -289,20 +299,12 @@ TEST(RegisterTiles, BroadcastRegistersAreTakenOnlyWithoutAvx512) {
   EXPECT_EQ(kAvx2Registers.BroadcastRegisters(), 1);
   EXPECT_EQ(VectorRegistersOf("+neon")->BroadcastRegisters(), 1);
   EXPECT_EQ(VectorRegistersOf("+sse2")->BroadcastRegisters(), 1);
-  const std::string tpl = R"mlir(module attributes {transform.with_named_sequence} {
-  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
-    %t = transform.tune.knob<"accumulators"> = 15 from options = [15, 16] -> !transform.param<i64>
-    transform.smt.constrain_params(%t) : (!transform.param<i64>) -> () {
-    ^bb0(%x: !smt.int):
+  const std::string tpl = OneKnobTemplate("accumulators", "15", "15, 16", R"mlir(
       %b = smt.declare_fun "broadcast_registers" : !smt.int
       %used = smt.int.add %x, %b
       %sixteen = smt.int.constant 16
       %fits = smt.int.cmp le %used, %sixteen
-      smt.assert %fits
-    }
-    transform.yield
-  }
-})mlir";
+)mlir");
   auto problem = ParseProblemKey("matmul:m=64,n=64,k=64:f32");
   ASSERT_TRUE(problem.ok());
   auto avx2 = ExtractKnobSpace(tpl, *problem, kAvx2Registers);

@@ -1,9 +1,9 @@
 // The vector register file a target's kernels are compiled for. Templates size
 // their register tiles against it: `smt.declare_fun "vector_registers"`,
 // `"vector_bytes"` and `"broadcast_registers"` in a constraint (param_constraint.h)
-// take its values, so that
-// one template keeps its accumulators in registers on AVX-512 (32 of 64 bytes) and
-// on AVX2 (16 of 32 bytes) alike instead of spilling on every step of the latter.
+// take its values, so that one template keeps its accumulators in registers on
+// AVX-512 (32 of 64 bytes) and on AVX2 (16 of 32 bytes) alike instead of spilling on
+// every step of the latter.
 // No MLIR here: the coordinator sizes a job's knob spaces for its workers' targets.
 #pragma once
 

@@ -47,11 +47,11 @@ module attributes {transform.with_named_sequence} {
   // first of mtune.fallback_defaults that holds: 16-wide filter tiles (f64 on AVX-512,
   // as the nearest repair had it), else, on AVX2, 4 output columns of them over
   // 64-channel chunks where 4 columns do not pad the row by more than an eighth (else,
-  // as at 7 or 14 columns, the nearest repair: 7 x 8, 14 x 8). Session
-  // 51, same host and tool, 7 rounds, against the repaired 8 x 8 / 14 x 8 over 16
-  // channels: 58x58x64 1.34x, the strided 57x57x64 1.36x (4 x 16 over 16 channels:
-  // 1.21x, 1.11x); the dilated 36x36x32, whose C has no 64-channel chunk, 1.20x. At 14
-  // and 7 columns 4 x 16 ran 0.81x and 0.91x the repaired default.
+  // as at 7 or 14 columns, the nearest repair: 7 x 8, 14 x 8). Session 51, same host
+  // and tool, 7 rounds, against the repaired 8 x 8 / 14 x 8 over 16 channels: 58x58x64
+  // 1.34x, the strided 57x57x64 1.36x (4 x 16 over 16 channels: 1.21x, 1.11x); the
+  // dilated 36x36x32, whose C has no 64-channel chunk, 1.20x. At 14 and 7 columns
+  // 4 x 16 ran 0.81x and 0.91x the repaired default.
   transform.named_sequence @__transform_main(%root: !transform.any_op {transform.consumed})
       attributes {mtune.start_points = [{tile_f = 16 : i64}, {tile_f = 16 : i64, tile_c1 = 64 : i64},
                                         {tile_f = 16 : i64, tile_ow = 6 : i64}],
