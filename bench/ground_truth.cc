@@ -194,6 +194,7 @@ int main(int argc, char** argv) {
          << "# valid_candidates: " << order.size() << "\n"
          << "# machine: " << CpuModel() << " (host " << host << ", " << sysconf(_SC_NPROCESSORS_ONLN) << " cpus)\n"
          << "# peak_gflops_f32: " << calibration.peak_gflops_f32() << "\n"
+         << "# vector_registers: " << registers->count << "x" << registers->bytes << "\n"
          << (mtune::strategies::MeasuredInGbps(*problem)
                  ? "# figure: GB/s of compulsory traffic in the gflops column (no arithmetic)\n"
                  : "")

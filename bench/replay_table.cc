@@ -1,9 +1,13 @@
 #include "bench/replay_table.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
 #include "strategies/features.h"
+#include "strategies/register_tile_estimate.h"
 
 namespace mtune::bench {
 
@@ -15,6 +19,17 @@ absl::Status LoadReplayTable(const std::string& path, ReplayTable& out) {
   auto problem = strategies::ParseProblemKey(out.table.header["problem"]);
   if (!problem.ok()) return absl::Status(problem.status().code(), absl::StrCat(path, ": ", problem.status().message()));
   out.problem = *problem;
+  out.template_name = std::vector<std::string>(absl::StrSplit(out.table.header["template"], ' ')).front();
+  out.registers.reset();
+  if (auto it = out.table.header.find("vector_registers"); it != out.table.header.end()) {
+    std::vector<std::string> parts = absl::StrSplit(it->second, 'x');
+    strategies::VectorRegisters registers;
+    if (parts.size() != 2 || !absl::SimpleAtoi(parts[0], &registers.count) ||
+        !absl::SimpleAtoi(parts[1], &registers.bytes) || registers.count <= 0 || registers.bytes <= 0)
+      return absl::InvalidArgumentError(
+          absl::StrCat(path, ": header vector_registers '", it->second, "' is not COUNTxBYTES (e.g. 32x64)"));
+    out.registers = registers;
+  }
   out.by_index.clear();
   out.optimum = 0;
   for (const auto& row : out.table.rows) {
@@ -34,6 +49,14 @@ search::SearchOptions ReplayOptions(const ReplayTable& table, const search::Sear
       auto values = search::ValuesFromPoint(table.table.space, p);
       return strategies::CandidateFeatures(table.problem, *values);
     };
+    if (table.registers) {
+      options.estimate = [&table](const search::Point& p) {
+        auto values = search::ValuesFromPoint(table.table.space, p);
+        std::optional<double> e =
+            strategies::RegisterTileEstimate(table.template_name, table.problem, *values, *table.registers);
+        return e ? *e : std::nan("");
+      };
+    }
   }
   return options;
 }

@@ -6,12 +6,14 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
 #include "bench/ground_truth_table.h"
 #include "search/search.h"
 #include "strategies/problem.h"
+#include "strategies/vector_registers.h"
 
 namespace mtune::bench {
 
@@ -21,6 +23,11 @@ struct ReplayTable {
   // Points into `table.rows`: a ReplayTable is not copied once loaded.
   std::map<uint64_t, const GroundTruthRow*> by_index;
   strategies::Problem problem;
+  // The template measured (the header's first word) and the register file of the
+  // machine it was measured on (header "vector_registers: COUNTxBYTES"; nullopt in a
+  // table without one): what the register-tile estimate needs.
+  std::string template_name;
+  std::optional<strategies::VectorRegisters> registers;
   // The best OK figure (GFLOP/s, or GB/s for a transpose or copy); 0 when none is OK.
   double optimum = 0;
 
@@ -33,7 +40,9 @@ struct ReplayTable {
 absl::Status LoadReplayTable(const std::string& path, ReplayTable& out);
 
 // `base` with the table's validity (candidates outside it are what constraints pruned
-// when it was measured) and, unless `knob_features`, the problem-aware features.
+// when it was measured) and, unless `knob_features`, the problem-aware features and
+// the register-tile estimate (strategies/register_tile_estimate.h) where the table
+// records its register file, as the coordinator gives a job its workers'.
 // `table` must outlive the options.
 search::SearchOptions ReplayOptions(const ReplayTable& table, const search::SearchOptions& base,
                                     bool knob_features = false);

@@ -87,6 +87,7 @@ bool SetParam(mtune::search::SearchOptions& o, const std::string& setting) {
       {"model.initial_with_prior", [&](double x) { o.model.initial_with_prior = uint32_t(x); }},
       {"model.batch_apart", [&](double x) { o.model.batch_apart = uint32_t(x); }},
       {"model.batch_apart_window", [&](double x) { o.model.batch_apart_window = uint32_t(x); }},
+      {"model.estimate_top", [&](double x) { o.model.estimate_top = x; }},
   };
   auto it = setters.find(kv.first);
   if (it == setters.end()) return false;

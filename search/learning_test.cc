@@ -240,6 +240,39 @@ TEST(Model, BalancedDesignCoversEveryOption) {
   }
 }
 
+// With an estimate and no prior, the initial points are drawn from those the estimate
+// rates within estimate_top of its best, at random among them (seeded), and only the
+// model: an estimate of knob t0 alone (best at option 3) confines the first 16 points
+// to t0 == 3 (0.95 of the best; t0 == 2 and 4 score 0.5); with estimate_top = 0 they
+// are spread over the space. Points without an estimate (NaN) are never in the top.
+TEST(Model, EstimateChoosesTheInitialPoints) {
+  SearchOptions options;
+  options.estimate = [](const Point& p) {
+    if (p[1] == 0) return std::nan("");
+    return p[0] == 3 ? 1.0 : 1.0 / (1.0 + (double(p[0]) - 3) * (double(p[0]) - 3));
+  };
+  for (uint64_t seed = 0; seed < 5; ++seed) {
+    options.seed = seed;
+    const Trace run = Tune("model", seed, 16, 4, options);
+    ASSERT_EQ(run.proposed.size(), 16u);
+    for (const Point& p : run.proposed) {
+      EXPECT_EQ(p[0], 3u) << "seed " << seed;
+      EXPECT_NE(p[1], 0u) << "seed " << seed;
+    }
+  }
+  EXPECT_EQ(Tune("model", 1, 40, 4, options).proposed, Tune("model", 1, 40, 4, options).proposed);
+  EXPECT_NE(Tune("model", 1, 16, 4, options).proposed, Tune("model", 2, 16, 4, options).proposed);
+  options.model.estimate_top = 0;
+  std::set<uint32_t> t0;
+  for (const Point& p : Tune("model", 0, 16, 4, options).proposed) t0.insert(p[0]);
+  EXPECT_GT(t0.size(), 1u);
+  // The other algorithms ignore it.
+  options.model.estimate_top = 0.95;
+  t0.clear();
+  for (const Point& p : Tune("random", 0, 16, 4, options).proposed) t0.insert(p[0]);
+  EXPECT_GT(t0.size(), 1u);
+}
+
 // The ranking objective (and the capped training set, and the additive slots) must
 // still climb the bowl better than random does (fixed seeds: no flakes).
 TEST(Model, RankingAndAdditiveSlotsSteerTowardsThePeak) {

@@ -58,6 +58,7 @@ class ModelSearch final : public SearchBase {
         sampler_(this->space(), options.seed),
         max_rejections_(options.max_consecutive_rejections),
         features_(options.features),
+        estimate_(options.estimate),
         ensemble_({.models = std::max<uint32_t>(options.model.ensemble, 1),
                    .trees = std::max<uint32_t>(options.model.trees, 1),
                    .max_depth = std::max<uint32_t>(options.model.max_depth, 1),
@@ -87,7 +88,10 @@ class ModelSearch final : public SearchBase {
   std::optional<Point> NextCandidate() override {
     if (!designed_) {
       designed_ = true;
-      if (params_.initial_design == 1) BalancedDesign();
+      if (estimate_ && prior_.empty() && params_.estimate_top > 0)
+        EstimatedDesign();
+      else if (params_.initial_design == 1)
+        BalancedDesign();
     }
     if (queue_.empty() && (ok_count_ > 0 || !prior_.empty()) && observed_.size() >= initial_random_) Refill();
     while (!queue_.empty()) {
@@ -153,6 +157,41 @@ class ModelSearch final : public SearchBase {
       chosen.insert(p);
       queue_.push_back(std::move(p));
     }
+  }
+
+  // initial_random_ points drawn at random from the unseen valid points (all of them
+  // in small spaces, a sample of `pool` in larger ones) whose estimate is within
+  // estimate_top of the best estimate among them. Fewer when there are fewer such
+  // points; the random sampler fills in, as it does when no point has an estimate.
+  void EstimatedDesign() {
+    std::vector<Point> candidates;
+    const uint64_t size = SpaceSize(space());
+    if (size <= params_.pool) {
+      for (uint64_t i = 0; i < size; ++i)
+        if (Point p = PointAtIndex(space(), i); Acceptable(p)) candidates.push_back(std::move(p));
+    } else {
+      absl::flat_hash_set<Point> drawn;
+      for (uint32_t draws = 0; draws < 4 * params_.pool && candidates.size() < params_.pool; ++draws) {
+        Point p(space().knobs.size());
+        for (size_t k = 0; k < p.size(); ++k)
+          p[k] = static_cast<uint32_t>(UniformBelow(sampler_.rng(), space().knobs[k].options.size()));
+        if (drawn.insert(p).second && Acceptable(p)) candidates.push_back(std::move(p));
+      }
+    }
+    std::vector<double> estimates;
+    double best = 0;
+    for (const Point& p : candidates) {
+      const double e = estimate_(p);
+      estimates.push_back(std::isfinite(e) ? e : 0.0);
+      best = std::max(best, estimates.back());
+    }
+    if (best <= 0) return;
+    std::vector<Point> top;
+    for (size_t i = 0; i < candidates.size(); ++i)
+      if (estimates[i] >= params_.estimate_top * best) top.push_back(std::move(candidates[i]));
+    for (size_t i = top.size(); i > 1; --i) std::swap(top[i - 1], top[UniformBelow(sampler_.rng(), i)]);
+    top.resize(std::min<size_t>(top.size(), initial_random_));
+    for (Point& p : top) queue_.push_back(std::move(p));
   }
 
   // The prior results the model learns from: all, or past max_prior the best half of
@@ -429,6 +468,7 @@ class ModelSearch final : public SearchBase {
   RandomSampler sampler_;
   const uint64_t max_rejections_;
   const FeatureFn features_;
+  const std::function<double(const Point&)> estimate_;
   GbtEnsemble ensemble_;
   std::vector<Sample> observed_;
   std::vector<PriorSample> prior_;

@@ -140,6 +140,11 @@ struct ModelParams {
   // Random points before the first model when the search has prior results (other
   // problems' results, SearchOptions::prior): the prior trains the first model.
   uint32_t initial_with_prior = 0;
+  // With SearchOptions::estimate and no prior: the initial points are drawn at random
+  // from the points whose estimate is at least this share of the best estimate (the
+  // tile shapes a first-principles model rates best), not from the whole space; the
+  // model then learns what the estimate leaves out. 0: uniform initial points.
+  double estimate_top = 0.95;
   // Prior results the model learns from at most: the best half of this and a seeded
   // sample of the others, so that this problem's own results weigh in as they come.
   uint32_t max_prior = 256;
@@ -197,6 +202,10 @@ struct SearchOptions {
   // row is a feature it lacks (the coordinator lays rows of another version of the
   // template out by feature name, strategies::FeaturesAs).
   std::vector<PriorResult> prior;
+  // A first-principles estimate of a point's speed (any scale, higher is faster; NaN
+  // where there is none) that `model` draws its initial points by (ModelParams::
+  // estimate_top); ignored by the other algorithms. Empty = none.
+  std::function<double(const Point&)> estimate;
 };
 
 // The default features of `point`: per knob, log2 of a positive numeric option, else

@@ -17,6 +17,7 @@
 #include "strategies/default_candidate.h"
 #include "strategies/features.h"
 #include "strategies/figure.h"
+#include "strategies/register_tile_estimate.h"
 #include "strategies/space_audit.h"
 #include "strategies/template_choice.h"
 #include "strategies/template_library.h"
@@ -258,6 +259,15 @@ absl::Status Coordinator::PlanSearch(const mtune::v1::JobSpec& spec, const strat
   search_options.features = [problem_ptr, candidates](const search::Point& point) {
     std::optional<strategies::KnobValues> values = candidates->Complete(point);
     return values ? strategies::CandidateFeatures(*problem_ptr, *values) : std::vector<double>{};
+  };
+  // Without a prior, `model` draws its first points from the tile shapes the register
+  // file suits best (strategies/register_tile_estimate.h) instead of the whole space.
+  search_options.estimate = [problem_ptr, candidates, template_name = run.template_name,
+                             registers = run.registers](const search::Point& point) {
+    std::optional<strategies::KnobValues> values = candidates->Complete(point);
+    std::optional<double> estimate =
+        values ? strategies::RegisterTileEstimate(template_name, *problem_ptr, *values, registers) : std::nullopt;
+    return estimate ? *estimate : std::nan("");
   };
   auto algorithm =
       search::MakeSearch(spec.search(), run.candidates.search_space(), search_options);

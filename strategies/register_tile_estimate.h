@@ -1,0 +1,32 @@
+// A first-principles estimate of a candidate's speed, for templates whose inner
+// kernel is a register tile of broadcast FMAs: what a search knows about a space
+// before its first measurement. No MLIR here: the coordinator and the replay
+// benchmark both compute it.
+#pragma once
+
+#include <optional>
+#include <string_view>
+
+#include "strategies/candidate.h"
+#include "strategies/problem.h"
+#include "strategies/vector_registers.h"
+
+namespace mtune::strategies {
+
+// The share of the FMA peak the candidate's register tile could reach, in (0, 1]:
+//  - a rows x cols tile of accumulators (cols in vectors of `registers.bytes`) takes
+//    `rows` broadcasts and `cols / lanes` vector loads per reduction step, and a step
+//    cannot take fewer cycles than its FMAs, its loads (as many load as FMA ports), or
+//    the FMA latency (8 accumulators in flight: 4 cycles x 2 ports, true of every x86
+//    core mtune has run on);
+//  - lanes of the last vector beyond `cols` are wasted;
+//  - work on the padding of partial tiles (every tile_<dim><level> knob against its
+//    problem dimension) is wasted.
+// Caches, loop orders and lowerings are not modelled: it tells tile shapes apart, not
+// candidates of one tile shape. nullopt for a template it does not know (its inner
+// kernel is not such a tile: reductions, copies, depthwise, AMX) or values without
+// its tile knobs.
+std::optional<double> RegisterTileEstimate(std::string_view template_name, const Problem& problem,
+                                           const KnobValues& values, const VectorRegisters& registers);
+
+}  // namespace mtune::strategies

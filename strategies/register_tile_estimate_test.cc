@@ -1,0 +1,74 @@
+#include "strategies/register_tile_estimate.h"
+
+#include "gtest/gtest.h"
+#include "strategies/problem.h"
+
+namespace mtune::strategies {
+namespace {
+
+Problem ParseKey(const char* key) {
+  auto p = ParseProblemKey(key);
+  EXPECT_TRUE(p.ok()) << p.status();
+  return *p;
+}
+
+constexpr VectorRegisters kYmm16{16, 32};
+
+// conv 3x3 on a 58-wide input: the output is 56 wide, 64 filters over 64 channels.
+double Conv58(const char* tile_ow, const char* tile_f, const VectorRegisters& registers,
+              const char* tile_c1 = "64") {
+  const Problem conv = ParseKey("conv_2d_nhwc_hwcf:n=1,h=58,w=58,c=64,kh=3,kw=3,f=64,sh=1,sw=1,dh=1,dw=1:f32");
+  return RegisterTileEstimate("conv_2d_decomposed", conv,
+                              {{"tile_ow", tile_ow}, {"tile_f", tile_f}, {"tile_c1", tile_c1}, {"loop_order", "f_n_oh_ow"}},
+                              registers)
+      .value_or(-1);
+}
+
+// Eight accumulators hide the FMA latency; fewer leave FMA slots idle.
+TEST(RegisterTileEstimate, TooFewAccumulatorsWaitOnTheFmaLatency) {
+  EXPECT_DOUBLE_EQ(Conv58("4", "16", kYmm16), 1.0);  // 4 x 2 ymm accumulators
+  EXPECT_DOUBLE_EQ(Conv58("2", "16", kYmm16), 0.5);  // 2 x 2
+  EXPECT_DOUBLE_EQ(Conv58("1", "8", kYmm16), 1.0 / 8);
+  // The same 4 x 16 tile is 4 x 1 zmm on AVX-512.
+  EXPECT_DOUBLE_EQ(Conv58("4", "16", VectorRegisters::Avx512()), 0.5);
+}
+
+// One row of one vector loads as much as it multiplies: the loads bound it.
+TEST(RegisterTileEstimate, LoadsBoundThinTiles) {
+  // 1 x 64 on AVX2: 8 accumulators, 1 broadcast + 8 vector loads per step.
+  EXPECT_DOUBLE_EQ(Conv58("1", "64", kYmm16), 8.0 / 9.0);
+}
+
+// Work on the padding of a partial last tile is wasted: 6 columns cover 56 in 60.
+TEST(RegisterTileEstimate, PaddingOfPartialTilesIsWasted) {
+  EXPECT_DOUBLE_EQ(Conv58("6", "16", kYmm16), 56.0 / 60.0);
+  EXPECT_DOUBLE_EQ(Conv58("7", "8", kYmm16), 7.0 / 8.0);     // 7 accumulators; 7 divides 56
+  EXPECT_DOUBLE_EQ(Conv58("4", "16", kYmm16, "48"), 64.0 / 96.0);  // channels 64 in chunks of 48
+}
+
+TEST(RegisterTileEstimate, MatmulTilesAndAccumulatorType) {
+  const Problem mm = ParseKey("matmul:m=512,n=512,k=512:f32");
+  const KnobValues tile = {{"tile_m1", "256"}, {"tile_n1", "256"}, {"tile_k1", "512"},
+                           {"tile_m2", "6"},   {"tile_n2", "64"},  {"tile_k2", "8"}};
+  // 6 x 4 zmm: 24 FMAs against 10 loads per step. Padding: 512 rows in tiles of 6
+  // within tiles of 256 (each level against the whole dimension).
+  EXPECT_DOUBLE_EQ(RegisterTileEstimate("matmul_packed", mm, tile, VectorRegisters::Avx512()).value(),
+                   512.0 / 516.0);
+  // f64 accumulators: 8 lanes to a zmm.
+  const Problem mm64 = ParseKey("matmul:m=512,n=512,k=512:f64");
+  KnobValues tile64 = tile;
+  tile64["tile_m2"] = "4";
+  tile64["tile_n2"] = "4";  // 4 x half a zmm: 4 accumulators, half their lanes idle
+  EXPECT_DOUBLE_EQ(RegisterTileEstimate("matmul_packed", mm64, tile64, VectorRegisters::Avx512()).value(),
+                   (4.0 / 8) * 0.5);
+}
+
+TEST(RegisterTileEstimate, NoneForOtherTemplatesOrMissingKnobs) {
+  const Problem conv = ParseKey("conv_2d_nhwc_hwcf:n=1,h=58,w=58,c=64,kh=3,kw=3,f=64,sh=1,sw=1,dh=1,dw=1:f32");
+  EXPECT_FALSE(RegisterTileEstimate("depthwise_2d_decomposed", conv, {{"tile_ow", "4"}, {"tile_f", "16"}}, kYmm16));
+  EXPECT_FALSE(RegisterTileEstimate("conv_2d_decomposed", conv, {{"tile_ow", "4"}}, kYmm16));
+  EXPECT_FALSE(RegisterTileEstimate("conv_2d_decomposed", conv, {{"tile_ow", "none"}, {"tile_f", "16"}}, kYmm16));
+}
+
+}  // namespace
+}  // namespace mtune::strategies
