@@ -49,7 +49,7 @@ search::SearchOptions ReplayOptions(const ReplayTable& table, const search::Sear
       auto values = search::ValuesFromPoint(table.table.space, p);
       return strategies::CandidateFeatures(table.problem, *values);
     };
-    if (table.registers) {
+    if (table.registers && strategies::HasRegisterTileEstimate(table.template_name)) {
       options.estimate = [&table](const search::Point& p) {
         auto values = search::ValuesFromPoint(table.table.space, p);
         std::optional<double> e =

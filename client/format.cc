@@ -293,6 +293,8 @@ std::string FormatProgress(const mtune::v1::Job& job) {
     if (p.warm_start_prior() > 0)
       note = absl::StrCat(note, note.empty() ? "" : "; ", "model prior: ", p.warm_start_prior(),
                           " stored results of nearest problems");
+    if (p.estimated_start())
+      note = absl::StrCat(note, note.empty() ? "" : "; ", "model starts from the register-tile estimate's best tiles");
     if (!p.waiting_for().empty())
       note = absl::StrCat(note, note.empty() ? "" : "; ", "waiting for ", p.waiting_for());
     out += absl::StrFormat("  %-*s %13s %7u %24s  %s\n", key_width, p.problem(), trials,

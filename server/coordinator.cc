@@ -164,6 +164,7 @@ absl::StatusOr<mtune::v1::Job> Coordinator::GetJob(int64_t job_id) {
       progress->set_stopped(run->stopped);
       progress->set_warm_start_seeds(run->warm_start_seeds);
       progress->set_warm_start_prior(run->warm_start_prior);
+      progress->set_estimated_start(run->estimated_start);
       progress->set_template_reason(run->template_reason);
       if (!run->needs_features.empty() && !live->second->ended) {
         size_t registered = 0;

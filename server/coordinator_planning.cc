@@ -262,13 +262,17 @@ absl::Status Coordinator::PlanSearch(const mtune::v1::JobSpec& spec, const strat
   };
   // Without a prior, `model` draws its first points from the tile shapes the register
   // file suits best (strategies/register_tile_estimate.h) instead of the whole space.
-  search_options.estimate = [problem_ptr, candidates, template_name = run.template_name,
-                             registers = run.registers](const search::Point& point) {
-    std::optional<strategies::KnobValues> values = candidates->Complete(point);
-    std::optional<double> estimate =
-        values ? strategies::RegisterTileEstimate(template_name, *problem_ptr, *values, registers) : std::nullopt;
-    return estimate ? *estimate : std::nan("");
-  };
+  if (strategies::HasRegisterTileEstimate(run.template_name)) {
+    run.estimated_start = spec.search() == "model" && search_options.prior.empty() &&
+                          search_options.model.estimate_top > 0;
+    search_options.estimate = [problem_ptr, candidates, template_name = run.template_name,
+                               registers = run.registers](const search::Point& point) {
+      std::optional<strategies::KnobValues> values = candidates->Complete(point);
+      std::optional<double> estimate =
+          values ? strategies::RegisterTileEstimate(template_name, *problem_ptr, *values, registers) : std::nullopt;
+      return estimate ? *estimate : std::nan("");
+    };
+  }
   auto algorithm =
       search::MakeSearch(spec.search(), run.candidates.search_space(), search_options);
   if (!algorithm.ok()) return algorithm.status();

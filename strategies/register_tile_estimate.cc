@@ -29,13 +29,20 @@ std::optional<double> Positive(const KnobValues& values, std::string_view name) 
   return v;
 }
 
+const RegisterTileKnobs* FindRegisterTile(std::string_view template_name) {
+  const auto* tile = std::find_if(std::begin(kRegisterTiles), std::end(kRegisterTiles),
+                                  [&](const RegisterTileKnobs& t) { return t.template_name == template_name; });
+  return tile == std::end(kRegisterTiles) ? nullptr : tile;
+}
+
 }  // namespace
+
+bool HasRegisterTileEstimate(std::string_view template_name) { return FindRegisterTile(template_name) != nullptr; }
 
 std::optional<double> RegisterTileEstimate(std::string_view template_name, const Problem& problem,
                                            const KnobValues& values, const VectorRegisters& registers) {
-  const auto* tile = std::find_if(std::begin(kRegisterTiles), std::end(kRegisterTiles),
-                                  [&](const RegisterTileKnobs& t) { return t.template_name == template_name; });
-  if (tile == std::end(kRegisterTiles)) return std::nullopt;
+  const RegisterTileKnobs* tile = FindRegisterTile(template_name);
+  if (tile == nullptr) return std::nullopt;
   const std::optional<double> rows = Positive(values, tile->rows), cols = Positive(values, tile->cols);
   if (!rows || !cols || registers.bytes <= 0) return std::nullopt;
   // Accumulators are of the arithmetic type (f32 for bf16 inputs).

@@ -26,6 +26,9 @@ namespace mtune::strategies {
 // candidates of one tile shape. nullopt for a template it does not know (its inner
 // kernel is not such a tile: reductions, copies, depthwise, AMX) or values without
 // its tile knobs.
+// Whether RegisterTileEstimate knows the template (its values may still lack the knobs).
+bool HasRegisterTileEstimate(std::string_view template_name);
+
 std::optional<double> RegisterTileEstimate(std::string_view template_name, const Problem& problem,
                                            const KnobValues& values, const VectorRegisters& registers);
 

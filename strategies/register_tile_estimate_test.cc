@@ -65,6 +65,8 @@ TEST(RegisterTileEstimate, MatmulTilesAndAccumulatorType) {
 
 TEST(RegisterTileEstimate, NoneForOtherTemplatesOrMissingKnobs) {
   const Problem conv = ParseKey("conv_2d_nhwc_hwcf:n=1,h=58,w=58,c=64,kh=3,kw=3,f=64,sh=1,sw=1,dh=1,dw=1:f32");
+  EXPECT_TRUE(HasRegisterTileEstimate("conv_2d_decomposed"));
+  EXPECT_FALSE(HasRegisterTileEstimate("depthwise_2d_decomposed"));
   EXPECT_FALSE(RegisterTileEstimate("depthwise_2d_decomposed", conv, {{"tile_ow", "4"}, {"tile_f", "16"}}, kYmm16));
   EXPECT_FALSE(RegisterTileEstimate("conv_2d_decomposed", conv, {{"tile_ow", "4"}}, kYmm16));
   EXPECT_FALSE(RegisterTileEstimate("conv_2d_decomposed", conv, {{"tile_ow", "none"}, {"tile_f", "16"}}, kYmm16));

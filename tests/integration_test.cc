@@ -351,6 +351,20 @@ TEST_F(Cluster, SearchBudgetsReplayAndExplainThroughTheCli) {
     orders.push_back(*hashes);
   }
   EXPECT_EQ(orders[0], orders[1]);
+  EXPECT_FALSE(GetJob(SubmittedJobId(out)).progress(0).estimated_start()) << "only model draws by the estimate";
+
+  // A model job without a prior starts from the tile shapes the register-tile
+  // estimate rates best, and status says so.
+  ASSERT_EQ(RunCommand(cli + "submit" + at + " --problem " + kSmallProblem +
+                           " --search model --trials 2 --no-warm-start --wait",
+                       &out),
+            0)
+      << out;
+  const int64_t cold_model = SubmittedJobId(out);
+  ASSERT_EQ(GetJob(cold_model).progress_size(), 1);
+  EXPECT_TRUE(GetJob(cold_model).progress(0).estimated_start());
+  ASSERT_EQ(RunCommand(cli + "status " + std::to_string(cold_model) + at, &out), 0) << out;
+  EXPECT_NE(out.find("model starts from the register-tile estimate's best tiles"), std::string::npos) << out;
 
   // Status: trials and best per problem. Explain: the chart and its summary.
   ASSERT_EQ(RunCommand(cli + "status 1" + at, &out), 0) << out;
@@ -378,6 +392,7 @@ TEST_F(Cluster, SearchBudgetsReplayAndExplainThroughTheCli) {
   ASSERT_EQ(timed.progress_size(), 1);
   EXPECT_GT(timed.progress(0).warm_start_seeds(), 0u);
   EXPECT_GT(timed.progress(0).warm_start_prior(), 0u);
+  EXPECT_FALSE(timed.progress(0).estimated_start()) << "the prior trains the first model instead";
   ASSERT_EQ(RunCommand(cli + "status " + std::to_string(timed.id()) + at, &out), 0) << out;
   EXPECT_NE(out.find("model prior: " + std::to_string(timed.progress(0).warm_start_prior()) +
                      " stored results of nearest problems"),
