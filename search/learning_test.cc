@@ -243,7 +243,7 @@ TEST(Model, BalancedDesignCoversEveryOption) {
 // With an estimate and no prior, the initial points are drawn from those the estimate
 // rates within estimate_top of its best, at random among them (seeded), and only the
 // model: an estimate of knob t0 alone (best at option 3) confines the first 16 points
-// to t0 == 3 (0.95 of the best; t0 == 2 and 4 score 0.5); with estimate_top = 0 they
+// to t0 == 3 (t0 == 2 and 4 score 0.5); with estimate_top = 0 they
 // are spread over the space. Points without an estimate (NaN) are never in the top.
 TEST(Model, EstimateChoosesTheInitialPoints) {
   SearchOptions options;
