@@ -241,10 +241,10 @@ TEST(Model, BalancedDesignCoversEveryOption) {
 }
 
 // With an estimate and no prior, the initial points are drawn from those the estimate
-// rates within estimate_top of its best, at random among them (seeded), and only the
-// model: an estimate of knob t0 alone (best at option 3) confines the first 16 points
-// to t0 == 3 (t0 == 2 and 4 score 0.5); with estimate_top = 0 they
-// are spread over the space. Points without an estimate (NaN) are never in the top.
+// rates within estimate_top of its best, at random among them (seeded), and only by
+// the model: an estimate of knob t0 alone (best at option 3; options 2 and 4 score
+// 0.5) confines the first 16 points to t0 == 3; with estimate_top = 0 they are spread
+// over the space. Points without an estimate (NaN) are never in the top.
 TEST(Model, EstimateChoosesTheInitialPoints) {
   SearchOptions options;
   options.estimate = [](const Point& p) {
