@@ -22,6 +22,13 @@ double Number(const KnobValues& values, const char* name) {
 
 }  // namespace
 
+std::string TiledDimension(const std::string& knob) {
+  if (knob.rfind("tile_", 0) != 0) return "";
+  std::string dim = knob.substr(5);
+  while (!dim.empty() && dim.back() >= '0' && dim.back() <= '9') dim.pop_back();
+  return dim;
+}
+
 std::vector<NamedFeature> NamedCandidateFeatures(const Problem& problem, const KnobValues& values) {
   std::vector<NamedFeature> f;
   auto add = [&f](std::string name, double value) { f.push_back({std::move(name), value}); };
@@ -39,9 +46,8 @@ std::vector<NamedFeature> NamedCandidateFeatures(const Problem& problem, const K
   // the output width, reduce's tile_n against n): the trip count, and the work done on
   // the padding of a partial last tile (1 when the tile divides the dimension).
   for (const auto& [name, value] : values) {
-    if (name.rfind("tile_", 0) != 0) continue;
-    std::string dim = name.substr(5);
-    while (!dim.empty() && dim.back() >= '0' && dim.back() <= '9') dim.pop_back();
+    const std::string dim = TiledDimension(name);
+    if (dim.empty()) continue;
     const double extent = static_cast<double>(problem.Dim(dim));
     if (extent <= 0) continue;
     // Every candidate must give a row of the same length: a word ("none") is the whole extent.

@@ -26,6 +26,10 @@ struct NamedFeature {
 };
 std::vector<NamedFeature> NamedCandidateFeatures(const Problem& problem, const KnobValues& values);
 
+// The problem dimension a tile_<dim><level> knob tiles ("tile_m2" -> "m", "tile_ow" ->
+// "ow"); empty for a knob that is not a tile.
+std::string TiledDimension(const std::string& knob);
+
 // Names of a row, in order.
 std::vector<std::string> FeatureNames(const std::vector<NamedFeature>& features);
 

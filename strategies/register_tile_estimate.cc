@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "absl/strings/numbers.h"
+#include "strategies/features.h"
 
 namespace mtune::strategies {
 namespace {
@@ -52,9 +53,8 @@ std::optional<double> RegisterTileEstimate(std::string_view template_name, const
   double estimate = fmas / std::max({fmas, loads, kFmasInFlight});
   estimate *= *cols / (vectors * lanes);
   for (const auto& [name, value] : values) {
-    if (name.rfind("tile_", 0) != 0) continue;
-    std::string dim = name.substr(5);
-    while (!dim.empty() && dim.back() >= '0' && dim.back() <= '9') dim.pop_back();
+    const std::string dim = TiledDimension(name);
+    if (dim.empty()) continue;
     const double extent = static_cast<double>(problem.Dim(dim));
     double t = 0;
     if (extent <= 0 || !absl::SimpleAtod(value, &t) || t <= 0) continue;
