@@ -383,6 +383,32 @@ TEST(Model, BatchApartSpreadsProposalsStillBeingMeasured) {
   EXPECT_EQ(clustered, 5u);  // without it, neighbours of the prior's peak
 }
 
+// With a prior and estimate_with_prior, the prior-trained model's first batch ranks
+// the points by predicted mean times relative estimate: the prior's peak has t0 == 3,
+// the estimate rates t0 == 2 ten times the rest, and the first 4 proposals all take
+// t0 == 2 (without it, the prior's best-ranked points, half or more with t0 == 3).
+// Once results arrive, the model ranks the whole space again.
+TEST(Model, EstimateWithPriorWeighsTheFirstBatch) {
+  SearchOptions options = WithPriorOfTheBowl();
+  options.model.exploration = 0;
+  options.estimate = [](const Point& p) { return p[0] == 2 ? 1.0 : 0.1; };
+  int plain_at_prior_peak = 0;
+  for (uint64_t seed = 0; seed < 5; ++seed) {
+    options.model.estimate_with_prior = true;
+    const Trace weighed = Tune("model", seed, 40, 4, options);
+    ASSERT_EQ(weighed.proposed.size(), 40u);
+    for (size_t i = 0; i < 4; ++i) EXPECT_EQ(weighed.proposed[i][0], 2u) << "seed " << seed << ", " << i;
+    EXPECT_TRUE(std::any_of(weighed.proposed.begin() + 4, weighed.proposed.end(),
+                            [](const Point& p) { return p[0] != 2; }))
+        << "seed " << seed;
+    options.model.estimate_with_prior = false;
+    const Trace plain = Tune("model", seed, 4, 4, options);
+    ASSERT_EQ(plain.proposed.size(), 4u);
+    plain_at_prior_peak += std::count_if(plain.proposed.begin(), plain.proposed.end(), [](const Point& p) { return p[0] == 3; });
+  }
+  EXPECT_GE(plain_at_prior_peak, 10);  // of 20
+}
+
 TEST(KnobFeatures, LogOfNumbersIndexOfWords) {
   const Space space{{{"tile", {"4", "16"}}, {"lowering", {"dot", "outerproduct"}}}};
   EXPECT_THAT(KnobFeatures(space, {1, 1}), ::testing::ElementsAre(4.0, 1.0));

@@ -313,13 +313,29 @@ class ModelSearch final : public SearchBase {
     for (const Point& p : pool) pool_rows.push_back(FeaturesOf(p));
     auto predictions = ensemble_.Predict(pool_rows);
     if (!predictions.ok()) return Disable(predictions.status());
+    // Before this problem's first result, the prior-trained model's predictions are
+    // weighed by the estimate relative to the pool's best: the prior knows which tiles
+    // other problems liked, the estimate how this problem's extents pad them.
+    std::vector<double> weight;
+    if (ok_count_ == 0 && !prior_.empty() && params_.estimate_with_prior && estimate_) {
+      double top = 0;
+      for (const Point& p : pool) {
+        const double e = estimate_(p);
+        weight.push_back(std::isfinite(e) ? e : 0.0);
+        top = std::max(top, weight.back());
+      }
+      if (top > 0)
+        for (double& w : weight) w /= top;
+      else
+        weight.clear();
+    }
     std::vector<double> gain(pool.size());
     for (size_t i = 0; i < pool.size(); ++i) {
       const Prediction& p = (*predictions)[i];
       // Before this problem's first result, the prior's own best (label 1) is not a
       // bar an unseen point has to clear: the first batch goes where it predicts best.
       if (ok_count_ == 0)
-        gain[i] = p.mean;
+        gain[i] = p.mean * (weight.empty() ? 1.0 : weight[i]);
       else if (params_.objective != 0)
         gain[i] = p.mean + std::max(params_.ucb_kappa, 0.0) * p.stddev;
       else

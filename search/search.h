@@ -147,6 +147,12 @@ struct ModelParams {
   // tiles). 0: uniform initial points. Cold replays of the 12 tables with an estimate:
   // 0.99 as good as 0.95 or better on each, 0.9 worse (bench/README.md, session 52).
   double estimate_top = 0.99;
+  // With SearchOptions::estimate and a prior: the first batch (before any result of
+  // this problem) ranks the points by the prior-trained model's predicted mean times
+  // the point's estimate over the best estimate in the pool. Leave-one-out replays of
+  // the 12 tables with an estimate: 11 meet both search goals, 10 without it; ranking
+  // among the points within estimate_top only also 11 (bench/README.md, session 53).
+  bool estimate_with_prior = true;
   // Prior results the model learns from at most: the best half of this and a seeded
   // sample of the others, so that this problem's own results weigh in as they come.
   uint32_t max_prior = 256;

@@ -261,10 +261,12 @@ absl::Status Coordinator::PlanSearch(const mtune::v1::JobSpec& spec, const strat
     return values ? strategies::CandidateFeatures(*problem_ptr, *values) : std::vector<double>{};
   };
   // Without a prior, `model` draws its first points from the tile shapes the register
-  // file suits best (strategies/register_tile_estimate.h) instead of the whole space.
+  // file suits best (strategies/register_tile_estimate.h) instead of the whole space;
+  // with one, the estimate weighs the prior-trained model's first batch.
   if (strategies::HasRegisterTileEstimate(run.template_name)) {
-    run.estimated_start = spec.search() == "model" && search_options.prior.empty() &&
-                          search_options.model.estimate_top > 0;
+    run.estimated_start = spec.search() == "model" && (search_options.prior.empty()
+                                                           ? search_options.model.estimate_top > 0
+                                                           : search_options.model.estimate_with_prior);
     search_options.estimate = [problem_ptr, candidates, template_name = run.template_name,
                                registers = run.registers](const search::Point& point) {
       std::optional<strategies::KnobValues> values = candidates->Complete(point);

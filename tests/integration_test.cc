@@ -392,12 +392,13 @@ TEST_F(Cluster, SearchBudgetsReplayAndExplainThroughTheCli) {
   ASSERT_EQ(timed.progress_size(), 1);
   EXPECT_GT(timed.progress(0).warm_start_seeds(), 0u);
   EXPECT_GT(timed.progress(0).warm_start_prior(), 0u);
-  EXPECT_FALSE(timed.progress(0).estimated_start()) << "the prior trains the first model instead";
+  EXPECT_TRUE(timed.progress(0).estimated_start()) << "the estimate weighs the prior-trained first batch";
   ASSERT_EQ(RunCommand(cli + "status " + std::to_string(timed.id()) + at, &out), 0) << out;
   EXPECT_NE(out.find("model prior: " + std::to_string(timed.progress(0).warm_start_prior()) +
                      " stored results of nearest problems"),
             std::string::npos)
       << out;
+  EXPECT_NE(out.find("register-tile estimate weighs the model's first batch"), std::string::npos) << out;
 
   // Patience: stops after 3 trials in a row without a >1% improvement.
   ASSERT_EQ(RunCommand(cli + "submit" + at + " --problem " + kSmallProblem +
