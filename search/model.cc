@@ -178,20 +178,29 @@ class ModelSearch final : public SearchBase {
         if (drawn.insert(p).second && Acceptable(p)) candidates.push_back(std::move(p));
       }
     }
+    const std::vector<double> estimates = RelativeEstimates(candidates);
+    if (estimates.empty()) return;
+    std::vector<Point> top;
+    for (size_t i = 0; i < candidates.size(); ++i)
+      if (estimates[i] >= params_.estimate_top) top.push_back(std::move(candidates[i]));
+    for (size_t i = top.size(); i > 1; --i) std::swap(top[i - 1], top[UniformBelow(sampler_.rng(), i)]);
+    top.resize(std::min<size_t>(top.size(), initial_random_));
+    for (Point& p : top) queue_.push_back(std::move(p));
+  }
+
+  // Each point's estimate over the best among `points` (no estimate: 0); empty when
+  // none has a positive estimate.
+  std::vector<double> RelativeEstimates(const std::vector<Point>& points) const {
     std::vector<double> estimates;
     double best = 0;
-    for (const Point& p : candidates) {
+    for (const Point& p : points) {
       const double e = estimate_(p);
       estimates.push_back(std::isfinite(e) ? e : 0.0);
       best = std::max(best, estimates.back());
     }
-    if (best <= 0) return;
-    std::vector<Point> top;
-    for (size_t i = 0; i < candidates.size(); ++i)
-      if (estimates[i] >= params_.estimate_top * best) top.push_back(std::move(candidates[i]));
-    for (size_t i = top.size(); i > 1; --i) std::swap(top[i - 1], top[UniformBelow(sampler_.rng(), i)]);
-    top.resize(std::min<size_t>(top.size(), initial_random_));
-    for (Point& p : top) queue_.push_back(std::move(p));
+    if (best <= 0) return {};
+    for (double& e : estimates) e /= best;
+    return estimates;
   }
 
   // The prior results the model learns from: all, or past max_prior the best half of
@@ -317,18 +326,7 @@ class ModelSearch final : public SearchBase {
     // weighed by the estimate relative to the pool's best: the prior knows which tiles
     // other problems liked, the estimate how this problem's extents pad them.
     std::vector<double> weight;
-    if (ok_count_ == 0 && !prior_.empty() && params_.estimate_with_prior && estimate_) {
-      double top = 0;
-      for (const Point& p : pool) {
-        const double e = estimate_(p);
-        weight.push_back(std::isfinite(e) ? e : 0.0);
-        top = std::max(top, weight.back());
-      }
-      if (top > 0)
-        for (double& w : weight) w /= top;
-      else
-        weight.clear();
-    }
+    if (ok_count_ == 0 && !prior_.empty() && params_.estimate_with_prior && estimate_) weight = RelativeEstimates(pool);
     std::vector<double> gain(pool.size());
     for (size_t i = 0; i < pool.size(); ++i) {
       const Prediction& p = (*predictions)[i];
