@@ -551,6 +551,33 @@ ReadGbps MeasureReadGbps(uint64_t working_set_bytes, double min_time_s, int min_
   return fastest;
 }
 
+mtune::v1::ComputePeaks MeasurePeaks(const CalibrationOptions& options, bool amx, bool bf16_dot,
+                                     std::vector<std::string>* notes) {
+  std::vector<std::string> local_notes;
+  if (notes == nullptr) notes = &local_notes;
+  mtune::v1::ComputePeaks peaks;
+  peaks.set_peak_gflops_f32(MeasurePeakFmaGflops(options.fma_time_s, options.fma_repetitions));
+  notes->push_back(absl::StrCat("FMA peak measured with ", FmaIsa()));
+  if (amx && CpuHasAmxBf16()) {
+    if (absl::Status granted = RequestAmxState(); granted.ok()) {
+      peaks.set_peak_gflops_amx_bf16(MeasurePeakAmxBf16Gflops(options.fma_time_s, options.fma_repetitions));
+      notes->push_back("bf16 matrix peak measured with AMX tdpbf16ps");
+    } else {
+      notes->push_back(absl::StrCat("the CPU has AMX, but no bf16 matrix peak: ", granted.message()));
+    }
+  }
+  if (bf16_dot && CpuHasAvx512Bf16()) {
+    peaks.set_peak_gflops_bf16_dot(MeasurePeakBf16DotGflops(options.fma_time_s, options.fma_repetitions));
+    notes->push_back("bf16 dot-product peak measured with AVX512-BF16 vdpbf16ps");
+  }
+  peaks.set_measured_unix_s(UnixNowS());
+  return peaks;
+}
+
+double UnixNowS() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
 mtune::v1::Calibration Calibrate(const CalibrationOptions& options,
                                  std::vector<std::string>* notes) {
   const Clock::time_point start = Clock::now();
@@ -558,23 +585,11 @@ mtune::v1::Calibration Calibrate(const CalibrationOptions& options,
   if (notes == nullptr) notes = &local_notes;
   mtune::v1::Calibration calibration;
 
-  calibration.set_peak_gflops_f32(
-      MeasurePeakFmaGflops(options.fma_time_s, options.fma_repetitions));
-  notes->push_back(absl::StrCat("FMA peak measured with ", FmaIsa()));
-  if (CpuHasAmxBf16()) {
-    if (absl::Status granted = RequestAmxState(); granted.ok()) {
-      calibration.set_peak_gflops_amx_bf16(
-          MeasurePeakAmxBf16Gflops(options.fma_time_s, options.fma_repetitions));
-      notes->push_back("bf16 matrix peak measured with AMX tdpbf16ps");
-    } else {
-      notes->push_back(absl::StrCat("the CPU has AMX, but no bf16 matrix peak: ", granted.message()));
-    }
-  }
-  if (CpuHasAvx512Bf16()) {
-    calibration.set_peak_gflops_bf16_dot(
-        MeasurePeakBf16DotGflops(options.fma_time_s, options.fma_repetitions));
-    notes->push_back("bf16 dot-product peak measured with AVX512-BF16 vdpbf16ps");
-  }
+  const mtune::v1::ComputePeaks peaks = MeasurePeaks(options, true, true, notes);
+  calibration.set_peak_gflops_f32(peaks.peak_gflops_f32());
+  calibration.set_peak_gflops_amx_bf16(peaks.peak_gflops_amx_bf16());
+  calibration.set_peak_gflops_bf16_dot(peaks.peak_gflops_bf16_dot());
+  calibration.set_peaks_measured_unix_s(peaks.measured_unix_s());
 
   const std::vector<CacheLevel> caches = DetectDataCaches(options.cache_sysfs_dir);
   if (caches.empty()) notes->push_back("no cache sizes found: only DRAM is measured");

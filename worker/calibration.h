@@ -180,6 +180,19 @@ struct ReadGbps {
 // kReadStreams timed as MeasureCopyGbps times copies, the faster.
 ReadGbps MeasureReadGbps(uint64_t working_set_bytes, double min_time_s, int min_passes);
 
+// The compute peaks of the calling thread (pin it first), each best of
+// `options.fma_repetitions` runs over `options.fma_time_s`: the f32 FMA peak, and
+// where the CPU has them the AMX bf16 matrix peak (if Linux grants the AMX state) and
+// the AVX512-BF16 dot-product peak; only those asked for by `amx` and `bf16_dot`.
+// Stamped with UnixNowS(). `notes`, when given, receives what each was timed with.
+mtune::v1::ComputePeaks MeasurePeaks(const CalibrationOptions& options, bool amx, bool bf16_dot,
+                                     std::vector<std::string>* notes = nullptr);
+
+// The clock figures are stamped with (Calibration.peaks_measured_unix_s,
+// BandwidthLevel.measured_unix_s): Unix seconds, comparable across the worker and its
+// sandbox processes.
+double UnixNowS();
+
 // Measures the calling thread's ceilings (pin it first). `notes`, when given, receives
 // caveats a reader of the figures should know (ISA used, capped working sets).
 mtune::v1::Calibration Calibrate(const CalibrationOptions& options,

@@ -40,6 +40,18 @@ std::string ResultSummary(const mtune::v1::Result& result) {
                             absl::FormatTime("%H:%M:%E3S", absl::FromUnixSeconds(0) +
                                                                absl::Seconds(at.measured_unix_s()),
                                              absl::UTCTimeZone()));
+    // Peaks timed again for this result, which is held against them
+    // (worker/peak_figures.h).
+    if (result.has_retimed_peaks()) {
+      const mtune::v1::ComputePeaks& peaks = result.retimed_peaks();
+      absl::StrAppendFormat(&summary, " (peaks timed again, %s: f32 FMA %.1f GFLOP/s",
+                            peaks.beaten() ? "the kernel beat them" : "stale", peaks.peak_gflops_f32());
+      if (peaks.peak_gflops_amx_bf16() > 0)
+        absl::StrAppendFormat(&summary, ", AMX bf16 %.1f", peaks.peak_gflops_amx_bf16());
+      if (peaks.peak_gflops_bf16_dot() > 0)
+        absl::StrAppendFormat(&summary, ", AVX512-BF16 dot %.1f", peaks.peak_gflops_bf16_dot());
+      summary += ")";
+    }
     return summary;
   }
   std::string error = result.error().substr(0, result.error().find('\n'));
@@ -104,7 +116,8 @@ absl::Status WorkerDaemon::Run() {
   Log(name, absl::StrCat("calibrated: f32 FMA peak ", calibration.peak_gflops_f32(), " GFLOP/s",
                          bf16_peak.empty() ? "" : ", ", bf16_peak));
   Pipeline pipeline(PipelineOptions{options_.sandbox_argv, options_.sandbox_memory_limit_mib,
-                                    options_.prefetch, options_.footprint_figures_max_age_s},
+                                    options_.prefetch, options_.footprint_figures_max_age_s,
+                                    options_.peaks_max_age_s},
                     calibration);
 
   // gRPC's own reconnect backoff grows to minutes; a restarted coordinator should

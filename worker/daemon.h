@@ -12,6 +12,7 @@
 #include "proto/mtune.pb.h"
 #include "proto/transport_security.h"
 #include "worker/footprint_figures.h"
+#include "worker/peak_figures.h"
 
 namespace mtune::worker {
 
@@ -38,6 +39,9 @@ struct DaemonOptions {
   // Age after which the figures timed at a bandwidth-bound problem's footprint are
   // timed again, seconds; <= 0: never (worker/footprint_figures.h).
   double footprint_figures_max_age_s = kDefaultFootprintFiguresMaxAgeS;
+  // Age after which the compute peaks are timed again before a compute-bound result is
+  // held against them, seconds; <= 0: never (worker/peak_figures.h).
+  double peaks_max_age_s = kDefaultPeaksMaxAgeS;
   // TEST ONLY: the i-th task this worker receives raises test_inject_faults[i]
   // where its kernel runs ("none": no fault); see worker/fault_injection.h.
   std::vector<std::string> test_inject_faults;

@@ -1,12 +1,6 @@
 #include "worker/footprint_figures.h"
 
-#include <chrono>
-
 namespace mtune::worker {
-
-double UnixNowS() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
 
 void FootprintFigures::Learn(const mtune::v1::BandwidthLevel& figures) {
   if (!(figures.gbps() > 0)) return;

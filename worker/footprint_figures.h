@@ -13,6 +13,7 @@
 #include <map>
 
 #include "proto/mtune.pb.h"
+#include "worker/calibration.h"  // UnixNowS
 
 namespace mtune::worker {
 
@@ -20,10 +21,6 @@ namespace mtune::worker {
 // again (four copies and two reads of at least 0.1 s each, worker/calibration.h)
 // costs about 0.6 s of the measuring core, so once a minute is about 1% of it.
 inline constexpr double kDefaultFootprintFiguresMaxAgeS = 60;
-
-// The clock figures are stamped with (BandwidthLevel.measured_unix_s): Unix seconds,
-// comparable across the worker and its sandbox processes.
-double UnixNowS();
 
 class FootprintFigures {
  public:

@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "CLI/CLI.hpp"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "worker/affinity.h"
 #include "worker/daemon.h"
@@ -58,6 +59,14 @@ int main(int argc, char** argv) {
   app.add_option("--footprint-bandwidth-max-age", options.footprint_figures_max_age_s,
                  "seconds after which the copy and read bandwidth a bandwidth-bound problem is "
                  "held against, timed at its footprint, are timed again (0: never)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_option("--peak-max-age", options.peaks_max_age_s,
+                 absl::StrCat("seconds after which the FMA (and bf16) peaks compute-bound results "
+                              "are held against are timed again on the measuring core; a kernel "
+                              "faster than them has them timed again once they are ",
+                              mtune::worker::kBeatenPeaksMinAgeS,
+                              " s old (0: never, the start-up peaks hold)"))
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   app.add_flag("--sandbox", sandbox_mode, "internal: serve measurements on fds 3/4")->group("");

@@ -11,6 +11,7 @@
 #include "worker/fault_injection.h"
 #include "worker/footprint_figures.h"
 #include "worker/jit_kernel.h"
+#include "worker/peak_figures.h"
 #include "worker/roofline.h"
 #include "worker/timing.h"
 
@@ -24,6 +25,27 @@ using mtune::v1::Result;
 // footprint, where the worker does not hold fresh figures for it (the calibration's
 // own per level is 0.15 s).
 constexpr double kFootprintCopyTimeS = 0.1;
+
+// Times the compute peaks of `calibration` again, on this thread, and puts them in it
+// and in `result`, when they are due (worker/peak_figures.h) and may bound `problem`,
+// which ran at `gflops`: a problem its level's bandwidth bounds below the peak does
+// not need them.
+void RetimePeaksIfDue(const strategies::Problem& problem, double gflops, double max_age_s,
+                      mtune::v1::Calibration& calibration, Result& result) {
+  if (!(problem.Flops() > 0)) return;
+  const double peak = PeakGflopsFor(calibration, problem);
+  mtune::v1::Calibration for_type = calibration;
+  for_type.set_peak_gflops_f32(peak);
+  const RooflinePoint roof =
+      ComputeRoofline(for_type, problem.Flops(), problem.CompulsoryBytes(), problem.FootprintBytes());
+  if (BandwidthBound(roof, problem.Flops(), peak)) return;
+  const PeaksRetiming due = PeaksDueForRetiming(calibration, gflops, peak, max_age_s, UnixNowS());
+  if (due == PeaksRetiming::kNone) return;
+  mtune::v1::ComputePeaks peaks = TimePeaksAgain(calibration);
+  peaks.set_beaten(due == PeaksRetiming::kBeaten);
+  TakeNewerPeaks(peaks, calibration);
+  *result.mutable_retimed_peaks() = peaks;
+}
 
 }  // namespace
 
@@ -144,6 +166,7 @@ Result Measurer::MeasurePrepared(const std::string& test_inject_fault,
   const double gflops = problem.Flops() / seconds / 1e9;
   result.set_gflops(gflops);
   result.set_gbps(problem.CompulsoryBytes() / seconds / 1e9);
+  RetimePeaksIfDue(problem, gflops, peaks_max_age_s_, p->calibration, result);
   mtune::v1::Calibration for_type = p->calibration;
   for_type.set_peak_gflops_f32(PeakGflopsFor(p->calibration, problem));
   RooflinePoint roof = ComputeRoofline(for_type, problem.Flops(), problem.CompulsoryBytes(),

@@ -47,9 +47,16 @@ class Measurer {
   // Seconds the last Prepare() took.
   double prepared_s() const;
 
+  // The age after which a calibration's compute peaks are timed again, on the
+  // measuring thread, before a compute-bound result is held against them, seconds
+  // (worker/peak_figures.h); <= 0 (the default): never. The result then carries them
+  // (Result.retimed_peaks).
+  void set_peaks_max_age_s(double seconds) { peaks_max_age_s_ = seconds; }
+
  private:
   struct Prepared;
   std::unique_ptr<Prepared> prepared_;
+  double peaks_max_age_s_ = 0;
   std::string operands_key_;
   std::unique_ptr<KernelOperands> operands_;
   // Copies of operands_->buffers beyond the first set.

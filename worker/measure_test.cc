@@ -8,6 +8,8 @@
 #include "strategies/default_candidate.h"
 #include "strategies/knob_space.h"
 #include "strategies/template_library.h"
+#include "worker/calibration.h"
+#include "worker/peak_figures.h"
 #include "worker/roofline.h"
 #include "worker/sandbox.h"
 #include "worker/test_calibration.h"
@@ -145,6 +147,79 @@ TEST(Measurer, TheMeasuringHalfUsesTheNewerCalibrationItIsGiven) {
   auto without = measurer.MeasurePrepared();
   ASSERT_EQ(without.status(), mtune::v1::RESULT_STATUS_OK) << without.error();
   EXPECT_NEAR(without.roofline_gbps(), 12345, 1e-6) << "no newer calibration: Prepare()'s";
+}
+
+// A compute-bound kernel faster than the peak it would be held against proves that
+// peak low: a measurer given a maximum age times the peaks again on its thread and
+// holds the result against them; without one, the start-up peak holds.
+// A calibration no kernel's bandwidth bounds (1e6 GB/s of DRAM), so that its FMA
+// peak, `peak_gflops`, bounds every problem with arithmetic.
+mtune::v1::Calibration ComputeBoundCalibration(double peak_gflops) {
+  mtune::v1::Calibration calibration = FlatTestCalibration();
+  calibration.set_peak_gflops_f32(peak_gflops);
+  calibration.mutable_bandwidth(0)->set_gbps(1e6);
+  return calibration;
+}
+
+TEST(Measurer, AKernelFasterThanALowPeakHasThePeakTimedAgain) {
+  mtune::v1::Calibration low = ComputeBoundCalibration(0.01);
+  low.set_peaks_measured_unix_s(UnixNowS() - kBeatenPeaksMinAgeS - 1);
+  const mtune::v1::Task task = TaskFor("matmul:m=64,n=64,k=64:f32");
+
+  Measurer never;
+  auto held = never.Measure(task, low);
+  ASSERT_EQ(held.status(), mtune::v1::RESULT_STATUS_OK) << held.error();
+  EXPECT_FALSE(held.has_retimed_peaks());
+  EXPECT_NEAR(held.roofline_gflops(), 0.01, 1e-12);
+  EXPECT_GT(held.fraction_of_roofline(), 1);
+
+  Measurer retiming;
+  retiming.set_peaks_max_age_s(kDefaultPeaksMaxAgeS);
+  auto retimed = retiming.Measure(task, low);
+  ASSERT_EQ(retimed.status(), mtune::v1::RESULT_STATUS_OK) << retimed.error();
+  ASSERT_TRUE(retimed.has_retimed_peaks());
+  EXPECT_TRUE(retimed.retimed_peaks().beaten());
+  EXPECT_GT(retimed.retimed_peaks().peak_gflops_f32(), retimed.gflops() / 2)
+      << "the FMA loop is at least half as fast as a 64^3 matmul";
+  EXPECT_NEAR(retimed.roofline_gflops(), retimed.retimed_peaks().peak_gflops_f32(), 1e-9)
+      << "a compute-bound result is held against the peak timed again";
+  EXPECT_NEAR(retimed.fraction_of_roofline(), retimed.gflops() / retimed.roofline_gflops(), 1e-9);
+}
+
+// Peaks older than the maximum age are timed again whatever the kernel did; younger
+// ones a kernel did not beat are kept.
+TEST(Measurer, StalePeaksAreTimedAgainAndFreshOnesKept) {
+  mtune::v1::Calibration calibration = ComputeBoundCalibration(1e6);
+  const mtune::v1::Task task = TaskFor("matmul:m=64,n=64,k=64:f32");
+  Measurer measurer;
+  measurer.set_peaks_max_age_s(60);
+
+  calibration.set_peaks_measured_unix_s(UnixNowS() - 30);
+  auto fresh = measurer.Measure(task, calibration);
+  ASSERT_EQ(fresh.status(), mtune::v1::RESULT_STATUS_OK) << fresh.error();
+  EXPECT_FALSE(fresh.has_retimed_peaks());
+  EXPECT_NEAR(fresh.roofline_gflops(), 1e6, 1e-6);
+
+  calibration.set_peaks_measured_unix_s(UnixNowS() - 61);
+  auto stale = measurer.Measure(task, calibration);
+  ASSERT_EQ(stale.status(), mtune::v1::RESULT_STATUS_OK) << stale.error();
+  ASSERT_TRUE(stale.has_retimed_peaks());
+  EXPECT_FALSE(stale.retimed_peaks().beaten());
+  EXPECT_LT(stale.roofline_gflops(), 1e5) << "held against the peak timed now, not 1e6";
+  EXPECT_NEAR(stale.roofline_gflops(), stale.retimed_peaks().peak_gflops_f32(), 1e-9);
+}
+
+// A problem that bandwidth bounds below the peak does not have it timed again: a row
+// sum does a flop per 4-byte element read, and 10 GB/s bound it at 2.5 GFLOP/s.
+TEST(Measurer, ABandwidthBoundProblemLeavesStalePeaksAlone) {
+  mtune::v1::Calibration calibration = FlatTestCalibration();
+  calibration.set_peaks_measured_unix_s(UnixNowS() - 3600);
+  Measurer measurer;
+  measurer.set_peaks_max_age_s(60);
+  auto result = measurer.Measure(TaskFor("reduce_rows_2d:m=256,n=256:f32", {}, "reduce_tiled"), calibration);
+  ASSERT_EQ(result.status(), mtune::v1::RESULT_STATUS_OK) << result.error();
+  EXPECT_LT(result.roofline_gflops(), 10);
+  EXPECT_FALSE(result.has_retimed_peaks());
 }
 
 // A reduction inside the caches reads far more than it writes: its roofline is the

@@ -43,16 +43,22 @@ Pipeline::Pipeline(PipelineOptions options, mtune::v1::Calibration calibration)
 Pipeline::~Pipeline() = default;
 
 mtune::v1::Calibration Pipeline::CurrentCalibration() const {
+  std::lock_guard lock(figures_mu_);
   mtune::v1::Calibration calibration = calibration_;
-  std::lock_guard lock(footprint_mu_);
   footprint_figures_.AddFreshTo(calibration, UnixNowS());
   return calibration;
+}
+
+void Pipeline::LearnPeaks(const mtune::v1::Result& result) {
+  if (!result.has_retimed_peaks()) return;
+  std::lock_guard lock(figures_mu_);
+  TakeNewerPeaks(result.retimed_peaks(), calibration_);
 }
 
 void Pipeline::LearnFootprintBandwidth(const mtune::v1::Result& result) {
   // Set by the sandbox (measure.cc) for a bandwidth-bound problem inside the caches.
   if (result.status() != mtune::v1::RESULT_STATUS_OK || !result.has_footprint_bandwidth()) return;
-  std::lock_guard lock(footprint_mu_);
+  std::lock_guard lock(figures_mu_);
   footprint_figures_.Learn(result.footprint_bandwidth());
 }
 
@@ -78,11 +84,13 @@ void Pipeline::RunSequential(const PipelineCallbacks& callbacks) {
     mtune::v1::SandboxRequest request;
     *request.mutable_measure() = item->task;
     *request.mutable_calibration() = CurrentCalibration();
+    request.set_peaks_max_age_s(options_.peaks_max_age_s);
     callbacks.measuring(item->task.task_id());
     auto response = (faulty ? *faulty : *sandboxes_[0]).Call(request, item->task.time_limit_s());
     faulty.reset();
     const mtune::v1::Result result = ResultOf(response);
     LearnFootprintBandwidth(result);
+    LearnPeaks(result);
     callbacks.done(item->task, result, 0);
   }
 }
@@ -169,6 +177,7 @@ void Pipeline::RunOverlapped(const PipelineCallbacks& callbacks) {
       request.set_measure_compiled(true);
       // Figures that went stale while the candidate waited are timed again now.
       *request.mutable_calibration() = CurrentCalibration();
+      request.set_peaks_max_age_s(options_.peaks_max_age_s);
       callbacks.measuring(c.item.task.task_id());
       const auto start = Clock::now();
       // The clock goes on from where the compile half left it.
@@ -190,6 +199,7 @@ void Pipeline::RunOverlapped(const PipelineCallbacks& callbacks) {
       if (t.task_id != c.item.task.task_id() && t.start < c.compile_end && c.compile_start < t.end)
         overlapped_with = t.task_id;
     LearnFootprintBandwidth(result);
+    LearnPeaks(result);
     callbacks.done(c.item.task, result, overlapped_with);
   }
   {

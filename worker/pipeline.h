@@ -24,6 +24,7 @@
 
 #include "proto/mtune.pb.h"
 #include "worker/footprint_figures.h"
+#include "worker/peak_figures.h"
 
 namespace mtune::worker {
 
@@ -39,6 +40,9 @@ struct PipelineOptions {
   // Age after which the copy and read figures timed at a footprint are timed again,
   // seconds (worker/footprint_figures.h); <= 0: never.
   double footprint_figures_max_age_s = kDefaultFootprintFiguresMaxAgeS;
+  // Age after which the compute peaks are timed again before a compute-bound result
+  // is held against them, seconds (worker/peak_figures.h); <= 0: never.
+  double peaks_max_age_s = kDefaultPeaksMaxAgeS;
 };
 
 struct PipelineTask {
@@ -81,9 +85,11 @@ class Pipeline {
   void RunSequential(const PipelineCallbacks& callbacks);
   void RunOverlapped(const PipelineCallbacks& callbacks);
   std::unique_ptr<Sandbox> FaultySandbox(const std::string& fault) const;
-  // The calibration sent with each request, with the footprint figures learnt so far
-  // that are not stale.
+  // The calibration sent with each request: the newest peaks, with the footprint
+  // figures learnt so far that are not stale.
   mtune::v1::Calibration CurrentCalibration() const;
+  // Keeps the peaks a sandbox timed again (Result.retimed_peaks) for the next tasks.
+  void LearnPeaks(const mtune::v1::Result& result);
   // Keeps the copy and read bandwidth a result of a bandwidth-bound problem was
   // measured against at that problem's footprint (Result.footprint_bandwidth), so that
   // the next candidates of the problem (and of any problem of that footprint) reuse
@@ -91,8 +97,9 @@ class Pipeline {
   void LearnFootprintBandwidth(const mtune::v1::Result& result);
 
   PipelineOptions options_;
-  const mtune::v1::Calibration calibration_;
-  mutable std::mutex footprint_mu_;  // the compiling thread reads them while results add to them
+  // The compiling thread reads these while results add to them.
+  mutable std::mutex figures_mu_;
+  mtune::v1::Calibration calibration_;
   FootprintFigures footprint_figures_;
   // Sequential: one; overlapped: prefetch + 1.
   std::vector<std::unique_ptr<Sandbox>> sandboxes_;

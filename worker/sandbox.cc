@@ -289,6 +289,7 @@ int RunSandboxServer(int in_fd, int out_fd, int cpu, uint64_t memory_limit_mib,
     mtune::v1::SandboxResponse response;
     std::string error;
     bool moved = true;
+    measurer.set_peaks_max_age_s(request.peaks_max_age_s());
     if (request.has_measure()) {
       moved = on_measuring_core(
           [&] {

@@ -1,0 +1,32 @@
+#include "worker/peak_figures.h"
+
+#include <limits>
+
+#include "worker/calibration.h"
+
+namespace mtune::worker {
+
+PeaksRetiming PeaksDueForRetiming(const mtune::v1::Calibration& held, double achieved_gflops,
+                                  double peak_gflops, double max_age_s, double now_unix_s) {
+  if (!(max_age_s > 0)) return PeaksRetiming::kNone;
+  const double age_s = held.peaks_measured_unix_s() > 0 ? now_unix_s - held.peaks_measured_unix_s()
+                                                        : std::numeric_limits<double>::infinity();
+  if (age_s > max_age_s) return PeaksRetiming::kStale;
+  if (achieved_gflops > peak_gflops && age_s > kBeatenPeaksMinAgeS) return PeaksRetiming::kBeaten;
+  return PeaksRetiming::kNone;
+}
+
+mtune::v1::ComputePeaks TimePeaksAgain(const mtune::v1::Calibration& held) {
+  return MeasurePeaks(CalibrationOptions(), held.peak_gflops_amx_bf16() > 0, held.peak_gflops_bf16_dot() > 0);
+}
+
+bool TakeNewerPeaks(const mtune::v1::ComputePeaks& peaks, mtune::v1::Calibration& calibration) {
+  if (!(peaks.measured_unix_s() > calibration.peaks_measured_unix_s())) return false;
+  if (peaks.peak_gflops_f32() > 0) calibration.set_peak_gflops_f32(peaks.peak_gflops_f32());
+  if (peaks.peak_gflops_amx_bf16() > 0) calibration.set_peak_gflops_amx_bf16(peaks.peak_gflops_amx_bf16());
+  if (peaks.peak_gflops_bf16_dot() > 0) calibration.set_peak_gflops_bf16_dot(peaks.peak_gflops_bf16_dot());
+  calibration.set_peaks_measured_unix_s(peaks.measured_unix_s());
+  return true;
+}
+
+}  // namespace mtune::worker
