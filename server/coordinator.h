@@ -319,6 +319,9 @@ class Coordinator {
                                                         int64_t task_id);
   // The job bookkeeping after `r` was committed (`inserted` = its outcome).
   void AfterCommitLocked(Released& r, const absl::StatusOr<bool>& inserted);
+  // Takes in the compute peaks the worker timed again for `result`, if newer than
+  // those it holds, and stores them with its target.
+  void TakeRetimedPeaksLocked(WorkerState& worker, const mtune::v1::Result& result);
   static mtune::v1::TrialResult TrialOf(const Released& r);
   void CommitLoop();
   double Now() const;

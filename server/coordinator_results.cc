@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "proto/compute_peaks.h"
 #include "server/coordinator.h"
 #include "server/coordinator_locked.h"
 #include "strategies/figure.h"
@@ -93,7 +94,10 @@ void Coordinator::AfterCommitLocked(Released& r, const absl::StatusOr<bool>& ins
   }
   const mtune::v1::Result& result = r.result;
   auto w = workers_.find(r.worker_id);
-  if (w != workers_.end()) ++w->second.tasks_done;
+  if (w != workers_.end()) {
+    ++w->second.tasks_done;
+    TakeRetimedPeaksLocked(w->second, result);
+  }
   auto job = jobs_.find(r.done.task->job_id());
   if (job != jobs_.end()) {
     JobRun& run = *job->second;
@@ -118,6 +122,18 @@ void Coordinator::AfterCommitLocked(Released& r, const absl::StatusOr<bool>& ins
     MaybeFinishLocked(run);
   }
   WakeWorkersLocked();
+}
+
+void Coordinator::TakeRetimedPeaksLocked(WorkerState& worker, const mtune::v1::Result& result) {
+  if (!result.has_retimed_peaks()) return;
+  mtune::v1::Calibration& calibration = *worker.info.mutable_calibration();
+  if (!mtune::v1::TakeNewerPeaks(result.retimed_peaks(), calibration)) return;
+  // The target's stored calibration is its last worker's, as at registration: the
+  // dashboard draws the roofline from it, which should be the peaks results are
+  // now held against. About once a minute per worker (--peak-max-age).
+  if (absl::Status s = store_->UpsertTarget(worker.info.target(), calibration); !s.ok())
+    fprintf(stderr, "mtune-coordinator: the peaks %s timed again are not stored with its target: %s\n",
+            worker.info.name().c_str(), s.ToString().c_str());
 }
 
 absl::Status Coordinator::ReportResult(const std::string& worker_id, int64_t task_id,

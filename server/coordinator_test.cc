@@ -154,6 +154,47 @@ class CoordinatorOnAStore : public ::testing::Test {
   std::string worker_;
 };
 
+// Peaks a worker timed again come with a result; the coordinator shows them for the
+// worker and stores them with its target (the dashboard's roofline), newer only.
+TEST_F(CoordinatorOnAStore, PeaksTimedAgainReplaceTheWorkersAndItsTargetsOlderOnes) {
+  mtune::v1::JobSpec spec;
+  spec.add_problems(kSmallMatmul);
+  spec.set_trials(3);
+  spec.set_search("random");
+  spec.set_seed(1);
+  ASSERT_TRUE(coordinator_->SubmitJob(spec).ok());
+  auto report = [&](double peak, double measured_unix_s) {
+    auto task = coordinator_->NextTask(worker_, 2);
+    ASSERT_TRUE(task.ok() && *task != nullptr);
+    mtune::v1::Result result;
+    result.set_status(mtune::v1::RESULT_STATUS_OK);
+    result.set_gflops(50);
+    result.set_total_s(0.5);
+    result.mutable_retimed_peaks()->set_peak_gflops_f32(peak);
+    result.mutable_retimed_peaks()->set_measured_unix_s(measured_unix_s);
+    ASSERT_TRUE(coordinator_->ReportResult(worker_, (*task)->task_id(), result).ok());
+  };
+  auto shown = [&] {
+    const std::vector<mtune::v1::WorkerInfo> workers = coordinator_->ListWorkers();
+    return workers.size() == 1 ? workers[0].calibration().peak_gflops_f32() : -1.0;
+  };
+  auto stored = [&] {
+    auto target = store_->GetTarget("cpu:test");
+    return target.ok() ? target->second.peak_gflops_f32() : -1.0;
+  };
+  ASSERT_EQ(shown(), 100);
+  ASSERT_EQ(stored(), 100);
+
+  report(117, 2000);
+  EXPECT_EQ(shown(), 117);
+  EXPECT_EQ(stored(), 117);
+  EXPECT_EQ(store_->GetTarget("cpu:test")->second.peaks_measured_unix_s(), 2000);
+
+  report(90, 1000);  // timed before the peaks held: a late report
+  EXPECT_EQ(shown(), 117);
+  EXPECT_EQ(stored(), 117);
+}
+
 TEST_F(CoordinatorOnAStore, AConfirmationJobMeasuresItsBestStoredCandidatesUntilTheRankingHolds) {
   // Measured at 10, 20, ..., 50 GFLOP/s: the last is best.
   const std::vector<std::string> hashes = TuneAtRisingSpeeds(*coordinator_, worker_, 5, 1);

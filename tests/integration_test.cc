@@ -641,6 +641,17 @@ TEST_F(Cluster, ComputePeaksAreTimedAgainOnceStale) {
     std::set<double> rooflines;
     for (const auto& trial : Results(job.id()))
       if (trial.result().status() == mtune::v1::RESULT_STATUS_OK) rooflines.insert(trial.result().roofline_gflops());
+    // The coordinator shows the peak the worker holds results against now, which the
+    // last results were held against.
+    int listed = 0;
+    const mtune::v1::ListWorkersResponse workers = Workers();
+    for (const auto& worker : workers.workers()) {
+      if (worker.name() != name) continue;
+      ++listed;
+      EXPECT_TRUE(rooflines.contains(worker.calibration().peak_gflops_f32()))
+          << worker.calibration().peak_gflops_f32() << " GFLOP/s is no result's roofline\n" << log;
+    }
+    EXPECT_EQ(listed, 1);
     if (mode == 0) {
       EXPECT_GE(stale, 2) << "0.1 s peaks were timed again for fewer than 2 of " << ok << " results:\n" << log;
       EXPECT_GE(rooflines.size(), 2u) << log;

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "proto/compute_peaks.h"
 #include "strategies/payload.h"
 #include "strategies/problem.h"
 #include "worker/calibration.h"
@@ -43,7 +44,7 @@ void RetimePeaksIfDue(const strategies::Problem& problem, double gflops, double 
   if (due == PeaksRetiming::kNone) return;
   mtune::v1::ComputePeaks peaks = TimePeaksAgain(calibration);
   peaks.set_beaten(due == PeaksRetiming::kBeaten);
-  TakeNewerPeaks(peaks, calibration);
+  mtune::v1::TakeNewerPeaks(peaks, calibration);
   *result.mutable_retimed_peaks() = peaks;
 }
 

@@ -20,13 +20,4 @@ mtune::v1::ComputePeaks TimePeaksAgain(const mtune::v1::Calibration& held) {
   return MeasurePeaks(CalibrationOptions(), held.peak_gflops_amx_bf16() > 0, held.peak_gflops_bf16_dot() > 0);
 }
 
-bool TakeNewerPeaks(const mtune::v1::ComputePeaks& peaks, mtune::v1::Calibration& calibration) {
-  if (!(peaks.measured_unix_s() > calibration.peaks_measured_unix_s())) return false;
-  if (peaks.peak_gflops_f32() > 0) calibration.set_peak_gflops_f32(peaks.peak_gflops_f32());
-  if (peaks.peak_gflops_amx_bf16() > 0) calibration.set_peak_gflops_amx_bf16(peaks.peak_gflops_amx_bf16());
-  if (peaks.peak_gflops_bf16_dot() > 0) calibration.set_peak_gflops_bf16_dot(peaks.peak_gflops_bf16_dot());
-  calibration.set_peaks_measured_unix_s(peaks.measured_unix_s());
-  return true;
-}
-
 }  // namespace mtune::worker

@@ -37,12 +37,8 @@ PeaksRetiming PeaksDueForRetiming(const mtune::v1::Calibration& held, double ach
                                   double peak_gflops, double max_age_s, double now_unix_s);
 
 // Times again, on the calling thread, the peaks `held` has: the f32 FMA peak, and the
-// AMX and AVX512-BF16 ones where it has them (> 0).
+// AMX and AVX512-BF16 ones where it has them (> 0). mtune::v1::TakeNewerPeaks
+// (proto/compute_peaks.h) takes them in.
 mtune::v1::ComputePeaks TimePeaksAgain(const mtune::v1::Calibration& held);
-
-// Puts `peaks` (those > 0) and their time into `calibration` when they were timed
-// later than the peaks it holds; returns whether it did. A task that waited for the
-// measuring core may bring back peaks older than another task's.
-bool TakeNewerPeaks(const mtune::v1::ComputePeaks& peaks, mtune::v1::Calibration& calibration);
 
 }  // namespace mtune::worker

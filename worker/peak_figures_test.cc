@@ -1,6 +1,7 @@
 #include "worker/peak_figures.h"
 
 #include "gtest/gtest.h"
+#include "proto/compute_peaks.h"
 #include "worker/bf16_dot.h"
 #include "worker/calibration.h"
 
@@ -45,13 +46,13 @@ TEST(TakeNewerPeaks, KeepsOnlyPeaksTimedLaterAndOnlyThoseTimed) {
   mtune::v1::ComputePeaks older;
   older.set_peak_gflops_f32(50);
   older.set_measured_unix_s(kNow - 200);
-  EXPECT_FALSE(TakeNewerPeaks(older, held));
+  EXPECT_FALSE(mtune::v1::TakeNewerPeaks(older, held));
   EXPECT_EQ(held.peak_gflops_f32(), 100);
 
   mtune::v1::ComputePeaks newer;
   newer.set_peak_gflops_f32(117);
   newer.set_measured_unix_s(kNow);
-  EXPECT_TRUE(TakeNewerPeaks(newer, held));
+  EXPECT_TRUE(mtune::v1::TakeNewerPeaks(newer, held));
   EXPECT_EQ(held.peak_gflops_f32(), 117);
   EXPECT_EQ(held.peak_gflops_bf16_dot(), 200) << "a peak not timed again is kept";
   EXPECT_EQ(held.peaks_measured_unix_s(), kNow);

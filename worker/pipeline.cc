@@ -6,6 +6,7 @@
 #include <mutex>
 #include <thread>
 
+#include "proto/compute_peaks.h"
 #include "worker/sandbox.h"
 
 namespace mtune::worker {
@@ -52,7 +53,7 @@ mtune::v1::Calibration Pipeline::CurrentCalibration() const {
 void Pipeline::LearnPeaks(const mtune::v1::Result& result) {
   if (!result.has_retimed_peaks()) return;
   std::lock_guard lock(figures_mu_);
-  TakeNewerPeaks(result.retimed_peaks(), calibration_);
+  mtune::v1::TakeNewerPeaks(result.retimed_peaks(), calibration_);
 }
 
 void Pipeline::LearnFootprintBandwidth(const mtune::v1::Result& result) {
