@@ -8,9 +8,9 @@
 
 namespace mtune::v1 {
 
-// Puts `peaks` (those > 0) and their time into `calibration` when they were timed
-// later than the peaks it holds (Calibration.peaks_measured_unix_s); returns whether
-// it did. A result that waited for the measuring core, or for its report, may bring
+// Puts `peaks` (those > 0), their time and why they were timed into `calibration`
+// when they were timed later than the peaks it holds
+// (Calibration.peaks_measured_unix_s); returns whether it did. A result that waited for the measuring core, or for its report, may bring
 // back peaks older than another's.
 bool TakeNewerPeaks(const ComputePeaks& peaks, Calibration& calibration);
 

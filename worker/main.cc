@@ -64,9 +64,9 @@ int main(int argc, char** argv) {
   app.add_option("--peak-max-age", options.peaks_max_age_s,
                  absl::StrCat("seconds after which the FMA (and bf16) peaks compute-bound results "
                               "are held against are timed again on the measuring core; a kernel "
-                              "faster than them has them timed again once they are ",
+                              "faster than them has them timed again at once (at most once per ",
                               mtune::worker::kBeatenPeaksMinAgeS,
-                              " s old (0: never, the start-up peaks hold)"))
+                              " s) (0: never, the start-up peaks hold)"))
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   app.add_flag("--sandbox", sandbox_mode, "internal: serve measurements on fds 3/4")->group("");

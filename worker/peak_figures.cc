@@ -12,7 +12,8 @@ PeaksRetiming PeaksDueForRetiming(const mtune::v1::Calibration& held, double ach
   const double age_s = held.peaks_measured_unix_s() > 0 ? now_unix_s - held.peaks_measured_unix_s()
                                                         : std::numeric_limits<double>::infinity();
   if (age_s > max_age_s) return PeaksRetiming::kStale;
-  if (achieved_gflops > peak_gflops && age_s > kBeatenPeaksMinAgeS) return PeaksRetiming::kBeaten;
+  if (achieved_gflops > peak_gflops && (!held.peaks_timed_for_faster_kernel() || age_s > kBeatenPeaksMinAgeS))
+    return PeaksRetiming::kBeaten;
   return PeaksRetiming::kNone;
 }
 

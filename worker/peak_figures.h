@@ -5,8 +5,8 @@
 // against it: on the znver4 host (session 55) one start-up timed 99.2 GFLOP/s where
 // the core does 117, and that worker's kernels read as 1.09 of their roofline. So the
 // sandbox times the peaks again, on the measuring core, once they are older than a
-// maximum age, and at once (past a short minimum age) when a kernel runs faster than
-// them: that kernel is the proof that they came out low.
+// maximum age, and at once when a kernel runs faster than them: that kernel is the
+// proof that they came out low.
 #pragma once
 
 #include "proto/mtune.pb.h"
@@ -18,9 +18,12 @@ namespace mtune::worker {
 // once a minute costs at most 1.5% of the measuring core.
 inline constexpr double kDefaultPeaksMaxAgeS = 60;
 
-// How old peaks a kernel beat must be before they are timed again for it, seconds: a
-// kernel that beats peaks just timed does not have them timed over and over (where
-// one truly beats the FMA loop, every compute-bound task would cost 0.3 s more).
+// How old peaks that were themselves timed for a faster kernel must be before another
+// faster kernel has them timed again, seconds. Peaks from the start or timed for age
+// are timed again for the first kernel faster than them (a disturbed start-up held
+// the results of its first 10 s against half the peak while this waited for them to
+// age, session 56); but where kernels truly beat the FMA loop, timing it again for
+// each would cost every compute-bound task 0.6 s more.
 inline constexpr double kBeatenPeaksMinAgeS = 10;
 
 enum class PeaksRetiming {

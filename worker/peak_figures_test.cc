@@ -31,13 +31,23 @@ TEST(PeaksDueForRetiming, NeverWithoutAMaximumAge) {
   EXPECT_EQ(PeaksDueForRetiming(PeaksTimedAt(kNow - 1e6), 190, 100, -1, kNow), PeaksRetiming::kNone);
 }
 
-// A kernel faster than the peak proves the peak low: it is timed again before the
-// maximum age, but not for peaks just timed.
-TEST(PeaksDueForRetiming, AKernelFasterThanThePeakHasItTimedAgainPastTheMinimumAge) {
-  const double old_enough = kNow - kBeatenPeaksMinAgeS - 1;
-  EXPECT_EQ(PeaksDueForRetiming(PeaksTimedAt(old_enough), 101, 100, 60, kNow), PeaksRetiming::kBeaten);
-  EXPECT_EQ(PeaksDueForRetiming(PeaksTimedAt(old_enough), 100, 100, 60, kNow), PeaksRetiming::kNone);
-  EXPECT_EQ(PeaksDueForRetiming(PeaksTimedAt(kNow - 1), 101, 100, 60, kNow), PeaksRetiming::kNone);
+// A kernel faster than the peak proves the peak low: it is timed again at once, before
+// the maximum age.
+TEST(PeaksDueForRetiming, AKernelFasterThanThePeakHasItTimedAgainAtOnce) {
+  EXPECT_EQ(PeaksDueForRetiming(PeaksTimedAt(kNow - 1), 101, 100, 60, kNow), PeaksRetiming::kBeaten);
+  EXPECT_EQ(PeaksDueForRetiming(PeaksTimedAt(kNow - 1), 100, 100, 60, kNow), PeaksRetiming::kNone);
+}
+
+// Peaks timed for a faster kernel are timed again for the next faster one only past
+// the minimum age: a kernel that truly beats the FMA loop does not have it timed for
+// every task.
+TEST(PeaksDueForRetiming, PeaksTimedForAFasterKernelWaitForTheMinimumAge) {
+  mtune::v1::Calibration young = PeaksTimedAt(kNow - kBeatenPeaksMinAgeS + 1);
+  young.set_peaks_timed_for_faster_kernel(true);
+  EXPECT_EQ(PeaksDueForRetiming(young, 101, 100, 60, kNow), PeaksRetiming::kNone);
+  mtune::v1::Calibration old_enough = PeaksTimedAt(kNow - kBeatenPeaksMinAgeS - 1);
+  old_enough.set_peaks_timed_for_faster_kernel(true);
+  EXPECT_EQ(PeaksDueForRetiming(old_enough, 101, 100, 60, kNow), PeaksRetiming::kBeaten);
 }
 
 TEST(TakeNewerPeaks, KeepsOnlyPeaksTimedLaterAndOnlyThoseTimed) {
@@ -52,7 +62,9 @@ TEST(TakeNewerPeaks, KeepsOnlyPeaksTimedLaterAndOnlyThoseTimed) {
   mtune::v1::ComputePeaks newer;
   newer.set_peak_gflops_f32(117);
   newer.set_measured_unix_s(kNow);
+  newer.set_beaten(true);
   EXPECT_TRUE(mtune::v1::TakeNewerPeaks(newer, held));
+  EXPECT_TRUE(held.peaks_timed_for_faster_kernel());
   EXPECT_EQ(held.peak_gflops_f32(), 117);
   EXPECT_EQ(held.peak_gflops_bf16_dot(), 200) << "a peak not timed again is kept";
   EXPECT_EQ(held.peaks_measured_unix_s(), kNow);
