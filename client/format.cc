@@ -265,6 +265,7 @@ nlohmann::json WorkersToJson(const mtune::v1::ListWorkersResponse& workers) {
                     {{"peak_gflops_f32", c.peak_gflops_f32()},
                      {"peak_gflops_bf16_dot", c.peak_gflops_bf16_dot()},
                      {"peak_gflops_amx_bf16", c.peak_gflops_amx_bf16()},
+                     {"peaks_measured_unix_s", c.peaks_measured_unix_s()},
                      {"duration_s", c.duration_s()},
                      {"bandwidth", levels}}}});
   }

@@ -67,8 +67,9 @@ std::string FormatWorkers(const mtune::v1::ListWorkersResponse& workers);
 // JSON of the workers (`mtune workers --json`): an array of {name, cpu, state,
 // current_task_id, last_seen_s_ago, tasks_done, target {id, kind, triple, cpu,
 // features}, calibration {peak_gflops_f32, peak_gflops_bf16_dot, peak_gflops_amx_bf16,
-// duration_s, bandwidth [{level, gbps, read_gbps, streaming_stores, working_set_bytes,
-// capacity_bytes}]}}.
+// peaks_measured_unix_s (when the worker last timed the peaks; 0: a worker before
+// session 56), duration_s, bandwidth [{level, gbps, read_gbps, streaming_stores,
+// copy_streams, read_streams, working_set_bytes, capacity_bytes}]}}.
 nlohmann::json WorkersToJson(const mtune::v1::ListWorkersResponse& workers);
 
 }  // namespace mtune::client

@@ -175,6 +175,7 @@ TEST(WorkersToJson, GivesEachWorkersTargetAndCalibration) {
   w->mutable_target()->set_id("cpu:x86_64-pc-linux-gnu:znver4");
   w->mutable_target()->set_cpu("znver4");
   w->mutable_calibration()->set_peak_gflops_f32(116.2);
+  w->mutable_calibration()->set_peaks_measured_unix_s(1800000000.5);
   auto* dram = w->mutable_calibration()->add_bandwidth();
   dram->set_level("DRAM");
   dram->set_gbps(34.3);
@@ -192,6 +193,7 @@ TEST(WorkersToJson, GivesEachWorkersTargetAndCalibration) {
   EXPECT_EQ(json[0]["target"]["id"], "cpu:x86_64-pc-linux-gnu:znver4");
   EXPECT_EQ(json[0]["target"]["cpu"], "znver4");
   EXPECT_DOUBLE_EQ(json[0]["calibration"]["peak_gflops_f32"], 116.2);
+  EXPECT_DOUBLE_EQ(json[0]["calibration"]["peaks_measured_unix_s"], 1800000000.5);
   ASSERT_EQ(json[0]["calibration"]["bandwidth"].size(), 1u);
   EXPECT_EQ(json[0]["calibration"]["bandwidth"][0]["level"], "DRAM");
   EXPECT_DOUBLE_EQ(json[0]["calibration"]["bandwidth"][0]["gbps"], 34.3);

@@ -119,6 +119,8 @@ json CalibrationJson(const mtune::v1::Calibration& calibration) {
   }
   json out = {{"peak_gflops_f32", calibration.peak_gflops_f32()},
               {"bandwidth", levels},
+              // When the worker last timed its peaks (0: a worker before session 56).
+              {"peaks_measured_unix_s", calibration.peaks_measured_unix_s()},
               {"duration_s", calibration.duration_s()}};
   // Only CPUs with AMX (and a worker of session 31 or later) have the first, only
   // CPUs with AVX512-BF16 (and a worker of session 32 or later) the second.

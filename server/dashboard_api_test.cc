@@ -117,6 +117,7 @@ class DashboardApiTest : public ::testing::Test {
     source_.jobs[1].set_trials_failed(2);
     mtune::v1::Calibration calibration;
     calibration.set_peak_gflops_f32(100);
+    calibration.set_peaks_measured_unix_s(1800000000);
     auto* l1 = calibration.add_bandwidth();
     l1->set_level("L1");
     l1->set_gbps(200);
@@ -147,6 +148,8 @@ TEST_F(DashboardApiTest, JobDetailCountsFailuresAndConvergesInStorageOrder) {
   EXPECT_EQ(problem["convergence"][4]["status"], "crash");
   EXPECT_DOUBLE_EQ(r.body["targets"]["cpu:test"]["calibration"]["peak_gflops_f32"].get<double>(),
                    100);
+  EXPECT_DOUBLE_EQ(r.body["targets"]["cpu:test"]["calibration"]["peaks_measured_unix_s"].get<double>(),
+                   1800000000);
 }
 
 TEST_F(DashboardApiTest, ResultsAreBestFirstWithTheirTrialNumbers) {
