@@ -64,9 +64,10 @@ int main(int argc, char** argv) {
   app.add_option("--peak-max-age", options.peaks_max_age_s,
                  absl::StrCat("seconds after which the FMA (and bf16) peaks compute-bound results "
                               "are held against are timed again on the measuring core; a kernel "
-                              "faster than them has them timed again at once (at most once per ",
+                              "faster than them has them timed again at once (peaks themselves "
+                              "timed for a faster kernel: once they are ",
                               mtune::worker::kBeatenPeaksMinAgeS,
-                              " s) (0: never, the start-up peaks hold)"))
+                              " s old). 0: never; the start-up peaks hold"))
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   app.add_flag("--sandbox", sandbox_mode, "internal: serve measurements on fds 3/4")->group("");
