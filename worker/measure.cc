@@ -27,6 +27,24 @@ using mtune::v1::Result;
 // own per level is 0.15 s).
 constexpr double kFootprintCopyTimeS = 0.1;
 
+// The roofline of `problem` at the level its footprint fits, from `calibration`'s
+// level figures and the peak that bounds its element type.
+struct LevelRoofline {
+  double peak_gflops = 0;  // PeakGflopsFor
+  RooflinePoint roof;
+  bool bandwidth_bound = false;  // that level's bandwidth bounds it below the peak
+};
+
+LevelRoofline RooflineAtLevel(const mtune::v1::Calibration& calibration, const strategies::Problem& problem) {
+  LevelRoofline level;
+  level.peak_gflops = PeakGflopsFor(calibration, problem);
+  mtune::v1::Calibration for_type = calibration;
+  for_type.set_peak_gflops_f32(level.peak_gflops);
+  level.roof = ComputeRoofline(for_type, problem.Flops(), problem.CompulsoryBytes(), problem.FootprintBytes());
+  level.bandwidth_bound = BandwidthBound(level.roof, problem.Flops(), level.peak_gflops);
+  return level;
+}
+
 // Times the compute peaks of `calibration` again, on this thread, and puts them in it
 // and in `result`, when they are due (worker/peak_figures.h) and may bound `problem`,
 // which ran at `gflops`: a problem its level's bandwidth bounds below the peak does
@@ -34,13 +52,9 @@ constexpr double kFootprintCopyTimeS = 0.1;
 void RetimePeaksIfDue(const strategies::Problem& problem, double gflops, double max_age_s,
                       mtune::v1::Calibration& calibration, Result& result) {
   if (!(problem.Flops() > 0)) return;
-  const double peak = PeakGflopsFor(calibration, problem);
-  mtune::v1::Calibration for_type = calibration;
-  for_type.set_peak_gflops_f32(peak);
-  const RooflinePoint roof =
-      ComputeRoofline(for_type, problem.Flops(), problem.CompulsoryBytes(), problem.FootprintBytes());
-  if (BandwidthBound(roof, problem.Flops(), peak)) return;
-  const PeaksRetiming due = PeaksDueForRetiming(calibration, gflops, peak, max_age_s, UnixNowS());
+  const LevelRoofline level = RooflineAtLevel(calibration, problem);
+  if (level.bandwidth_bound) return;
+  const PeaksRetiming due = PeaksDueForRetiming(calibration, gflops, level.peak_gflops, max_age_s, UnixNowS());
   if (due == PeaksRetiming::kNone) return;
   mtune::v1::ComputePeaks peaks = TimePeaksAgain(calibration);
   peaks.set_beaten(due == PeaksRetiming::kBeaten);
@@ -168,10 +182,9 @@ Result Measurer::MeasurePrepared(const std::string& test_inject_fault,
   result.set_gflops(gflops);
   result.set_gbps(problem.CompulsoryBytes() / seconds / 1e9);
   RetimePeaksIfDue(problem, gflops, peaks_max_age_s_, p->calibration, result);
-  mtune::v1::Calibration for_type = p->calibration;
-  for_type.set_peak_gflops_f32(PeakGflopsFor(p->calibration, problem));
-  RooflinePoint roof = ComputeRoofline(for_type, problem.Flops(), problem.CompulsoryBytes(),
-                                       problem.FootprintBytes());
+  const LevelRoofline level = RooflineAtLevel(p->calibration, problem);
+  const double peak = level.peak_gflops;
+  RooflinePoint roof = level.roof;
   // A bandwidth-bound problem inside the caches is held against the bandwidth of its
   // own reads and writes at its own footprint, from a copy and a read stream measured
   // there (on the pinned core, unless the worker already has them): a level's figure
@@ -180,10 +193,10 @@ Result Measurer::MeasurePrepared(const std::string& test_inject_fault,
   // the caches whose footprint is smaller than DRAM's calibration working set (part
   // of it may still be cached); a larger one is held against the same stream model
   // with DRAM's copy and read figures (HeldAgainstLevelFigures).
-  const bool bandwidth_bound = BandwidthBound(roof, problem.Flops(), for_type.peak_gflops_f32());
+  const bool bandwidth_bound = level.bandwidth_bound;
   if (bandwidth_bound && HeldAgainstLevelFigures(p->calibration, roof.level, problem.FootprintBytes())) {
-    roof = WithBandwidth(roof, StreamGbps(roof.level_gbps, roof.level_read_gbps, problem),
-                         for_type.peak_gflops_f32(), problem.Flops(), problem.CompulsoryBytes());
+    roof = WithBandwidth(roof, StreamGbps(roof.level_gbps, roof.level_read_gbps, problem), peak,
+                         problem.Flops(), problem.CompulsoryBytes());
   } else if (bandwidth_bound) {
     const uint64_t footprint = problem.FootprintBytes();
     mtune::v1::BandwidthLevel at;
@@ -199,7 +212,7 @@ Result Measurer::MeasurePrepared(const std::string& test_inject_fault,
       at.set_measured_unix_s(UnixNowS());
     }
     if (at.gbps() > 0) {
-      roof = WithBandwidth(roof, StreamGbps(at.gbps(), at.read_gbps(), problem), for_type.peak_gflops_f32(),
+      roof = WithBandwidth(roof, StreamGbps(at.gbps(), at.read_gbps(), problem), peak,
                            problem.Flops(), problem.CompulsoryBytes());
       at.set_level(roof.level);
       at.set_working_set_bytes(footprint);
