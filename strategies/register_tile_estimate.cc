@@ -9,15 +9,32 @@
 namespace mtune::strategies {
 namespace {
 
-// The knobs of a template's register tile: `rows` broadcast operands times `cols`
-// elements of vector operand.
+// How a tile's accumulators are fed in one reduction step.
+enum class TileFeed {
+  // A broadcast of each of `rows` operands times `cols` elements of a vector operand:
+  // rows + cols / lanes loads (conv, matmul).
+  kBroadcast,
+  // Elementwise, a row of `rows` output positions by `cols` channels, one filter tap
+  // per step: the taps of one filter row share a sliding input row, so a filter row
+  // of kw taps loads ((rows - 1) x sw + (kw - 1) x dw + 1) input vectors and kw
+  // filter vectors per channel vector (depthwise convolutions).
+  kSlidingWindow,
+};
+
+// The knobs of a template's register tile: `rows` x `cols` accumulators, `cols` in
+// vector lanes.
 struct RegisterTileKnobs {
   std::string_view template_name, rows, cols;
+  TileFeed feed;
 };
 constexpr RegisterTileKnobs kRegisterTiles[] = {
-    {"conv_2d_decomposed", "tile_ow", "tile_f"}, {"conv_1d_tiled", "tile_ow", "tile_f"},
-    {"matmul_packed", "tile_m2", "tile_n2"},     {"matmul_2level", "tile_m2", "tile_n2"},
-    {"matmul_bf16_vnni", "tile_m2", "tile_n2"},
+    {"conv_2d_decomposed", "tile_ow", "tile_f", TileFeed::kBroadcast},
+    {"conv_1d_tiled", "tile_ow", "tile_f", TileFeed::kBroadcast},
+    {"matmul_packed", "tile_m2", "tile_n2", TileFeed::kBroadcast},
+    {"matmul_2level", "tile_m2", "tile_n2", TileFeed::kBroadcast},
+    {"matmul_bf16_vnni", "tile_m2", "tile_n2", TileFeed::kBroadcast},
+    {"depthwise_2d_decomposed", "tile_ow", "tile_c", TileFeed::kSlidingWindow},
+    {"depthwise_1d_tiled", "tile_ow", "tile_c", TileFeed::kSlidingWindow},
 };
 
 // FMAs one step needs in flight to hide the FMA latency: 4 cycles x 2 FMA ports.
@@ -36,6 +53,17 @@ const RegisterTileKnobs* FindRegisterTile(std::string_view template_name) {
   return tile == std::end(kRegisterTiles) ? nullptr : tile;
 }
 
+// Loads per reduction step of a rows x `vectors` tile.
+double LoadsPerStep(const RegisterTileKnobs& tile, const Problem& problem, double rows, double vectors) {
+  if (tile.feed == TileFeed::kBroadcast) return rows + vectors;
+  // A window dimension the key leaves out is 1 (no stride, no dilation; kw = 1 is a
+  // pointwise filter).
+  auto at_least_one = [&](const char* dim) { return std::max<double>(1, problem.Dim(dim)); };
+  const double kw = at_least_one("kw"), sw = at_least_one("sw"), dw = at_least_one("dw");
+  const double inputs = (rows - 1) * sw + (kw - 1) * dw + 1;
+  return (inputs + kw) * vectors / kw;
+}
+
 }  // namespace
 
 bool HasRegisterTileEstimate(std::string_view template_name) { return FindRegisterTile(template_name) != nullptr; }
@@ -49,7 +77,7 @@ std::optional<double> RegisterTileEstimate(std::string_view template_name, const
   // Accumulators are of the arithmetic type (f32 for bf16 inputs).
   const double lanes = static_cast<double>(registers.bytes) / (problem.AccumulatorType() == "f64" ? 8 : 4);
   const double vectors = std::ceil(*cols / lanes);
-  const double fmas = *rows * vectors, loads = *rows + vectors;
+  const double fmas = *rows * vectors, loads = LoadsPerStep(*tile, problem, *rows, vectors);
   double estimate = fmas / std::max({fmas, loads, kFmasInFlight});
   estimate *= *cols / (vectors * lanes);
   for (const auto& [name, value] : values) {

@@ -1,6 +1,6 @@
 // A first-principles estimate of a candidate's speed, for templates whose inner
-// kernel is a register tile of broadcast FMAs: what a search knows about a space
-// before its first measurement. No MLIR here: the coordinator and the replay
+// kernel is a register tile of FMAs (broadcast, or a depthwise filter sliding over
+// its input row): what a search knows about a space before its first measurement. No MLIR here: the coordinator and the replay
 // benchmark both compute it.
 #pragma once
 
@@ -14,17 +14,22 @@
 namespace mtune::strategies {
 
 // The share of the FMA peak the candidate's register tile could reach, in (0, 1]:
-//  - a rows x cols tile of accumulators (cols in vectors of `registers.bytes`) takes
-//    `rows` broadcasts and `cols / lanes` vector loads per reduction step, and a step
-//    cannot take fewer cycles than its FMAs, its loads (as many load as FMA ports), or
-//    the FMA latency (8 accumulators in flight: 4 cycles x 2 ports, true of every x86
-//    core mtune has run on);
+//  - a rows x cols tile of accumulators (cols in vectors of `registers.bytes`) does one
+//    FMA per accumulator per reduction step, and a step cannot take fewer cycles than
+//    its FMAs, its loads (as many load as FMA ports), or the FMA latency (8
+//    accumulators in flight: 4 cycles x 2 ports, true of every x86 core mtune has run
+//    on);
+//  - conv and matmul tiles load `rows` broadcasts and `cols / lanes` vectors a step;
+//    a depthwise tile (rows output positions by cols channels) loads, per filter row
+//    of kw taps, its input row slice and kw filter vectors per channel vector, so a
+//    few loads a step where kw > 1: these tiles are bound by the latency, not loads;
 //  - lanes of the last vector beyond `cols` are wasted;
 //  - work on the padding of partial tiles (every tile_<dim><level> knob against its
 //    problem dimension) is wasted.
 // Caches, loop orders and lowerings are not modelled: it tells tile shapes apart, not
-// candidates of one tile shape. nullopt for a template it does not know (its inner
-// kernel is not such a tile: reductions, copies, depthwise, AMX) or values without
+// candidates of one tile shape, nor register spills (the templates' constraints keep
+// accumulators within the register file). nullopt for a template it does not know
+// (its inner kernel is not such a tile: reductions, copies, AMX) or values without
 // its tile knobs.
 // Whether RegisterTileEstimate knows the template (its values may still lack the knobs).
 bool HasRegisterTileEstimate(std::string_view template_name);

@@ -63,10 +63,44 @@ TEST(RegisterTileEstimate, MatmulTilesAndAccumulatorType) {
                    (4.0 / 8) * 0.5);
 }
 
+// Depthwise 3x3 on a 58-wide input (56 outputs), 128 channels, AVX-512 (16 lanes).
+double Depthwise(const char* key, const char* tile_ow, const char* tile_c) {
+  return RegisterTileEstimate("depthwise_2d_decomposed", ParseKey(key),
+                              {{"tile_ow", tile_ow}, {"tile_c", tile_c}, {"strip_ow", "0"}, {"loop_order", "n_c_oh_ow"}},
+                              VectorRegisters::Avx512())
+      .value_or(-1);
+}
+constexpr const char* kDepthwise58 =
+    "depthwise_conv_2d_nhwc_hwc:n=1,h=58,w=58,c=128,kh=3,kw=3,sh=1,sw=1,dh=1,dw=1:f32";
+
+// The three taps of a filter row share one sliding input row: 8 x 1 zmm loads 10
+// inputs and 3 taps for 24 FMAs, so the latency bounds it, not the loads.
+TEST(RegisterTileEstimate, DepthwiseTilesAreBoundByTheFmaLatency) {
+  EXPECT_DOUBLE_EQ(Depthwise(kDepthwise58, "8", "16"), 1.0);
+  EXPECT_DOUBLE_EQ(Depthwise(kDepthwise58, "4", "32"), 1.0);   // 4 x 2 zmm
+  EXPECT_DOUBLE_EQ(Depthwise(kDepthwise58, "4", "16"), 0.5);   // 4 accumulators
+  EXPECT_DOUBLE_EQ(Depthwise(kDepthwise58, "1", "64"), 0.5);   // 1 x 4 zmm: 8 loads a step
+  EXPECT_DOUBLE_EQ(Depthwise(kDepthwise58, "12", "16"), 56.0 / 60.0);  // padding of the last tile
+  EXPECT_DOUBLE_EQ(Depthwise(kDepthwise58, "8", "8"), 0.5);    // half the lanes idle
+  // Stride 2: 4 outputs read 9 inputs a filter row; with 3 taps, 2 zmm wide, 8 loads
+  // a step for 8 FMAs.
+  EXPECT_DOUBLE_EQ(Depthwise("depthwise_conv_2d_nhwc_hwc:n=1,h=57,w=57,c=128,kh=3,kw=3,sh=2,sw=2,dh=1,dw=1:f32", "4",
+                             "32"),
+                   1.0);
+  // A 1-wide filter shares nothing: 8 inputs and a tap for 8 FMAs.
+  const Problem pointwise = ParseKey("depthwise_conv_1d_nwc_wc:n=1,w=64,c=64,kw=1:f32");
+  EXPECT_DOUBLE_EQ(
+      RegisterTileEstimate("depthwise_1d_tiled", pointwise, {{"tile_ow", "8"}, {"tile_c", "16"}}, VectorRegisters::Avx512())
+          .value(),
+      8.0 / 9.0);
+}
+
 TEST(RegisterTileEstimate, NoneForOtherTemplatesOrMissingKnobs) {
   const Problem conv = ParseKey("conv_2d_nhwc_hwcf:n=1,h=58,w=58,c=64,kh=3,kw=3,f=64,sh=1,sw=1,dh=1,dw=1:f32");
   EXPECT_TRUE(HasRegisterTileEstimate("conv_2d_decomposed"));
-  EXPECT_FALSE(HasRegisterTileEstimate("depthwise_2d_decomposed"));
+  EXPECT_TRUE(HasRegisterTileEstimate("depthwise_2d_decomposed"));
+  EXPECT_FALSE(HasRegisterTileEstimate("reduce_tiled"));
+  EXPECT_FALSE(HasRegisterTileEstimate("copy_tiled"));
   EXPECT_FALSE(RegisterTileEstimate("depthwise_2d_decomposed", conv, {{"tile_ow", "4"}, {"tile_f", "16"}}, kYmm16));
   EXPECT_FALSE(RegisterTileEstimate("conv_2d_decomposed", conv, {{"tile_ow", "4"}}, kYmm16));
   EXPECT_FALSE(RegisterTileEstimate("conv_2d_decomposed", conv, {{"tile_ow", "none"}, {"tile_f", "16"}}, kYmm16));
