@@ -1,7 +1,7 @@
 // A first-principles estimate of a candidate's speed, for templates whose inner
 // kernel is a register tile of FMAs (broadcast, or a depthwise filter sliding over
-// its input row): what a search knows about a space before its first measurement. No MLIR here: the coordinator and the replay
-// benchmark both compute it.
+// its input row): what a search knows about a space before its first measurement.
+// No MLIR here: the coordinator and the replay benchmark both compute it.
 #pragma once
 
 #include <optional>

@@ -63,13 +63,14 @@ TEST(RegisterTileEstimate, MatmulTilesAndAccumulatorType) {
                    (4.0 / 8) * 0.5);
 }
 
-// Depthwise 3x3 on a 58-wide input (56 outputs), 128 channels, AVX-512 (16 lanes).
+// A depthwise_2d_decomposed tile on AVX-512 (16 lanes).
 double Depthwise(const char* key, const char* tile_ow, const char* tile_c) {
   return RegisterTileEstimate("depthwise_2d_decomposed", ParseKey(key),
                               {{"tile_ow", tile_ow}, {"tile_c", tile_c}, {"strip_ow", "0"}, {"loop_order", "n_c_oh_ow"}},
                               VectorRegisters::Avx512())
       .value_or(-1);
 }
+// 3x3 on a 58-wide input (56 outputs), 128 channels.
 constexpr const char* kDepthwise58 =
     "depthwise_conv_2d_nhwc_hwc:n=1,h=58,w=58,c=128,kh=3,kw=3,sh=1,sw=1,dh=1,dw=1:f32";
 
