@@ -7,7 +7,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 #include "strategies/features.h"
-#include "strategies/register_tile_estimate.h"
+#include "strategies/kernel_estimate.h"
 
 namespace mtune::bench {
 
@@ -49,11 +49,11 @@ search::SearchOptions ReplayOptions(const ReplayTable& table, const search::Sear
       auto values = search::ValuesFromPoint(table.table.space, p);
       return strategies::CandidateFeatures(table.problem, *values);
     };
-    if (table.registers && strategies::HasRegisterTileEstimate(table.template_name)) {
+    if (table.registers && strategies::HasKernelEstimate(table.template_name, table.problem)) {
       options.estimate = [&table](const search::Point& p) {
         auto values = search::ValuesFromPoint(table.table.space, p);
         std::optional<double> e =
-            strategies::RegisterTileEstimate(table.template_name, table.problem, *values, *table.registers);
+            strategies::KernelEstimate(table.template_name, table.problem, *values, *table.registers);
         return e ? *e : std::nan("");
       };
     }

@@ -25,7 +25,7 @@ struct ReplayTable {
   strategies::Problem problem;
   // The template measured (the header's first word) and the register file of the
   // machine it was measured on (header "vector_registers: COUNTxBYTES"; nullopt in a
-  // table without one): what the register-tile estimate needs.
+  // table without one): what the kernel estimate needs.
   std::string template_name;
   std::optional<strategies::VectorRegisters> registers;
   // The best OK figure (GFLOP/s, or GB/s for a transpose or copy); 0 when none is OK.
@@ -41,7 +41,7 @@ absl::Status LoadReplayTable(const std::string& path, ReplayTable& out);
 
 // `base` with the table's validity (candidates outside it are what constraints pruned
 // when it was measured) and, unless `knob_features`, the problem-aware features and
-// the register-tile estimate (strategies/register_tile_estimate.h) where the table
+// the kernel estimate (strategies/kernel_estimate.h) where the table
 // records its register file, as the coordinator gives a job its workers'.
 // `table` must outlive the options.
 search::SearchOptions ReplayOptions(const ReplayTable& table, const search::SearchOptions& base,

@@ -296,8 +296,8 @@ std::string FormatProgress(const mtune::v1::Job& job) {
                           " stored results of nearest problems");
     if (p.estimated_start())
       note = absl::StrCat(note, note.empty() ? "" : "; ",
-                          p.warm_start_prior() > 0 ? "register-tile estimate weighs the model's first batch"
-                                                   : "model starts from the register-tile estimate's best tiles");
+                          p.warm_start_prior() > 0 ? "the kernel estimate weighs the model's first batch"
+                                                   : "model starts from the kernel estimate's best candidates");
     if (!p.waiting_for().empty())
       note = absl::StrCat(note, note.empty() ? "" : "; ", "waiting for ", p.waiting_for());
     out += absl::StrFormat("  %-*s %13s %7u %24s  %s\n", key_width, p.problem(), trials,

@@ -17,7 +17,7 @@
 #include "strategies/default_candidate.h"
 #include "strategies/features.h"
 #include "strategies/figure.h"
-#include "strategies/register_tile_estimate.h"
+#include "strategies/kernel_estimate.h"
 #include "strategies/space_audit.h"
 #include "strategies/template_choice.h"
 #include "strategies/template_library.h"
@@ -260,10 +260,11 @@ absl::Status Coordinator::PlanSearch(const mtune::v1::JobSpec& spec, const strat
     std::optional<strategies::KnobValues> values = candidates->Complete(point);
     return values ? strategies::CandidateFeatures(*problem_ptr, *values) : std::vector<double>{};
   };
-  // Without a prior, `model` draws its first points from the tile shapes the register
-  // file suits best (strategies/register_tile_estimate.h) instead of the whole space;
-  // with one, the estimate weighs the prior-trained model's first batch.
-  if (strategies::HasRegisterTileEstimate(run.template_name)) {
+  // Without a prior, `model` draws its first points from the candidates a
+  // first-principles estimate rates best for the register file
+  // (strategies/kernel_estimate.h) instead of the whole space; with one, the estimate
+  // weighs the prior-trained model's first batch.
+  if (strategies::HasKernelEstimate(run.template_name, run.problem)) {
     run.estimated_start = spec.search() == "model" && (search_options.prior.empty()
                                                            ? search_options.model.estimate_top > 0
                                                            : search_options.model.estimate_with_prior);
@@ -271,7 +272,7 @@ absl::Status Coordinator::PlanSearch(const mtune::v1::JobSpec& spec, const strat
                                registers = run.registers](const search::Point& point) {
       std::optional<strategies::KnobValues> values = candidates->Complete(point);
       std::optional<double> estimate =
-          values ? strategies::RegisterTileEstimate(template_name, *problem_ptr, *values, registers) : std::nullopt;
+          values ? strategies::KernelEstimate(template_name, *problem_ptr, *values, registers) : std::nullopt;
       return estimate ? *estimate : std::nan("");
     };
   }

@@ -353,8 +353,8 @@ TEST_F(Cluster, SearchBudgetsReplayAndExplainThroughTheCli) {
   EXPECT_EQ(orders[0], orders[1]);
   EXPECT_FALSE(GetJob(SubmittedJobId(out)).progress(0).estimated_start()) << "only model draws by the estimate";
 
-  // A model job without a prior starts from the tile shapes the register-tile
-  // estimate rates best, and status says so.
+  // A model job without a prior starts from the candidates the kernel estimate rates
+  // best, and status says so.
   ASSERT_EQ(RunCommand(cli + "submit" + at + " --problem " + kSmallProblem +
                            " --search model --trials 2 --no-warm-start --wait",
                        &out),
@@ -364,7 +364,7 @@ TEST_F(Cluster, SearchBudgetsReplayAndExplainThroughTheCli) {
   ASSERT_EQ(GetJob(cold_model).progress_size(), 1);
   EXPECT_TRUE(GetJob(cold_model).progress(0).estimated_start());
   ASSERT_EQ(RunCommand(cli + "status " + std::to_string(cold_model) + at, &out), 0) << out;
-  EXPECT_NE(out.find("model starts from the register-tile estimate's best tiles"), std::string::npos) << out;
+  EXPECT_NE(out.find("model starts from the kernel estimate's best candidates"), std::string::npos) << out;
 
   // Status: trials and best per problem. Explain: the chart and its summary.
   ASSERT_EQ(RunCommand(cli + "status 1" + at, &out), 0) << out;
@@ -398,7 +398,7 @@ TEST_F(Cluster, SearchBudgetsReplayAndExplainThroughTheCli) {
                      " stored results of nearest problems"),
             std::string::npos)
       << out;
-  EXPECT_NE(out.find("register-tile estimate weighs the model's first batch"), std::string::npos) << out;
+  EXPECT_NE(out.find("the kernel estimate weighs the model's first batch"), std::string::npos) << out;
 
   // Patience: stops after 3 trials in a row without a >1% improvement.
   ASSERT_EQ(RunCommand(cli + "submit" + at + " --problem " + kSmallProblem +

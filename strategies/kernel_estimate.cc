@@ -1,0 +1,25 @@
+#include "strategies/kernel_estimate.h"
+
+#include "strategies/register_tile_estimate.h"
+#include "strategies/row_sum_estimate.h"
+
+namespace mtune::strategies {
+namespace {
+
+bool IsRowSum(std::string_view template_name, const Problem& problem) {
+  return template_name == "reduce_tiled" && problem.family == "reduce_rows_2d";
+}
+
+}  // namespace
+
+bool HasKernelEstimate(std::string_view template_name, const Problem& problem) {
+  return HasRegisterTileEstimate(template_name) || IsRowSum(template_name, problem);
+}
+
+std::optional<double> KernelEstimate(std::string_view template_name, const Problem& problem,
+                                     const KnobValues& values, const VectorRegisters& registers) {
+  if (IsRowSum(template_name, problem)) return RowSumEstimate(problem, values, registers);
+  return RegisterTileEstimate(template_name, problem, values, registers);
+}
+
+}  // namespace mtune::strategies

@@ -1,0 +1,102 @@
+#include "strategies/row_sum_estimate.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "absl/strings/numbers.h"
+
+namespace mtune::strategies {
+namespace {
+
+constexpr double kAddLatency = 4;        // cycles
+constexpr double kStreamBytes = 32;      // a cycle, from the L2 into the loads
+constexpr double kOpsPerCycle = 2;       // vector adds and shuffles
+constexpr int64_t kL1WayBytes = 4096;    // sets x line: the page size (virtually indexed)
+constexpr int64_t kL1LineBytes = 64;
+constexpr int64_t kL1Ways = 8;
+constexpr double kExtraRowCost = 0.02;  // the tie-break of row_sum_estimate.h
+
+std::optional<double> PositiveKnob(const KnobValues& values, const char* name) {
+  auto it = values.find(name);
+  double v = 0;
+  if (it == values.end() || !absl::SimpleAtod(it->second, &v) || v <= 0) return std::nullopt;
+  return v;
+}
+
+// Cycles added by partial sums beyond half the registers (the rest hold loaded
+// vectors): each spilled sum's add also stores and reloads it.
+double SpillFactor(double live_vectors, const VectorRegisters& registers) {
+  const double room = static_cast<double>(registers.count) / 2;
+  if (live_vectors <= room) return 1;
+  return 1 + 2 * (live_vectors - room) / live_vectors;
+}
+
+// Vector operations that merge `width` columns of each of `rows` rows into one sum
+// per row: a shuffle tree per row (two operations per halving, after adding the row's
+// vectors), or a transpose of the rows x width block and width - 1 adds.
+double MergeOps(bool shuffle_tree, double rows, double width, double lanes) {
+  if (shuffle_tree) return rows * (std::ceil(width / lanes) - 1 + 2 * std::log2(std::min(width, lanes)));
+  return rows * width / 2 + width;
+}
+
+// The most of the group's rows whose first addresses fall in one L1 set: the rows of
+// a tile are a row apart, the bands m / bands rows apart, and all move in step.
+int64_t RowsPerL1Set(int64_t m, int64_t row_bytes, int64_t bands, int64_t tile_m) {
+  std::map<int64_t, int64_t> rows_in_set;
+  int64_t most = 0;
+  for (int64_t band = 0; band < bands; ++band)
+    for (int64_t row = 0; row < tile_m; ++row) {
+      const int64_t address = (band * (m / bands) + row) * row_bytes;
+      most = std::max(most, ++rows_in_set[(address % kL1WayBytes) / kL1LineBytes]);
+    }
+  return most;
+}
+
+}  // namespace
+
+std::optional<double> RowSumEstimate(const Problem& problem, const KnobValues& values,
+                                     const VectorRegisters& registers) {
+  if (problem.family != "reduce_rows_2d" || registers.bytes <= 0) return std::nullopt;
+  const int64_t m = problem.Dim("m"), n = problem.Dim("n");
+  const std::optional<double> tile_m = PositiveKnob(values, "tile_m");
+  auto split = values.find("split_reduction"), lowering = values.find("reduction_lowering");
+  if (m <= 0 || n <= 0 || !tile_m || split == values.end() || lowering == values.end()) return std::nullopt;
+  const double bands = PositiveKnob(values, "bands").value_or(1);
+  const auto operands = problem.Operands();
+  if (operands.empty()) return std::nullopt;
+  const double element_bytes = operands.front().ElementBytes();
+  const double lanes = registers.bytes / element_bytes;
+  const bool shuffle_tree = lowering->second == "innerreduction";
+  const double rows = bands * *tile_m;  // summed side by side
+
+  const bool unsplit = split->second == "none";
+  std::optional<double> width = unsplit ? PositiveKnob(values, "tile_n") : std::nullopt;
+  if (!unsplit) {
+    double s = 0;
+    if (absl::SimpleAtod(split->second, &s) && s > 0) width = s;
+  }
+  if (!width) return std::nullopt;
+  const double steps = std::ceil(static_cast<double>(n) / *width);
+  const double step = std::max(kAddLatency, rows * *width * element_bytes / kStreamBytes);
+  const double merge = MergeOps(shuffle_tree, rows, *width, lanes) / kOpsPerCycle;
+  // Without a split every tile merges and adds its sums into the output.
+  double cycles = unsplit ? steps * (step + merge + rows / kOpsPerCycle) : steps * step + merge;
+  cycles *= SpillFactor(rows * std::ceil(*width / lanes), registers);
+  const int64_t in_one_set =
+      RowsPerL1Set(m, n * static_cast<int64_t>(element_bytes), static_cast<int64_t>(bands),
+                   static_cast<int64_t>(*tile_m));
+  if (in_one_set > kL1Ways) cycles *= static_cast<double>(in_one_set) / kL1Ways;
+  cycles /= std::min(*width, lanes) / lanes;
+  const double rows_needed = std::max(1.0, std::ceil(kAddLatency * kStreamBytes / (*width * element_bytes)));
+  if (rows > rows_needed) cycles *= 1 + kExtraRowCost * (rows - rows_needed);
+
+  const double ideal = rows * static_cast<double>(n) * element_bytes / kStreamBytes;
+  const double band_rows = static_cast<double>(m) / bands;
+  const double padding = band_rows / (std::ceil(band_rows / *tile_m) * *tile_m);
+  return std::min(1.0, ideal / cycles) * padding;
+}
+
+}  // namespace mtune::strategies

@@ -1,0 +1,38 @@
+// An estimate of a row sum's speed (reduce_tiled on reduce_rows_2d) from its loop
+// shape: the counterpart of register_tile_estimate.h for a kernel that streams its
+// input once. What a search knows about the space before its first measurement. No MLIR.
+#pragma once
+
+#include <optional>
+
+#include "strategies/candidate.h"
+#include "strategies/problem.h"
+#include "strategies/vector_registers.h"
+
+namespace mtune::strategies {
+
+// The share of the stream rate (32 bytes a cycle, what a core's L2 feeds its loads)
+// the candidate could reach, in (0, 1], from a cycle count of one group of
+// r = bands x tile_m rows summed side by side, each step reading a width w of every
+// row (w = split_reduction, or tile_n without a split):
+//  - a step cannot be shorter than an add's latency (4 cycles: its adds wait on the
+//    previous step's) nor than its bytes at the stream rate, so a step must carry
+//    128 bytes (4 x 32) to keep the stream busy;
+//  - with a split each row merges its partial sums once (a shuffle tree for
+//    innerreduction, a transpose of r x w for innerparallel); without one every tile
+//    merges and adds into the output;
+//  - partial sums beyond half the registers spill (each adds a store and a reload);
+//  - loads narrower than a vector register leave lanes idle (the rate scales by
+//    min(w, lanes) / lanes);
+//  - rows whose addresses fall in one L1 set beyond its ways evict each other's lines
+//    (8 ways of 4 KiB: a virtually indexed L1D with 4 KiB pages has 4 KiB ways, and
+//    8 is the fewest ways of current x86 cores);
+//  - a tie-break: each row beyond those a step needs to carry 128 bytes costs 2%
+//    (one more stream for the prefetchers and one more line in every L1 set, for no
+//    gain in the stream rate), so at the stream rate the fewest rows rank first;
+//  - row tiles that do not divide a band's rows pad.
+// nullopt for other families or values without the template's knobs.
+std::optional<double> RowSumEstimate(const Problem& problem, const KnobValues& values,
+                                     const VectorRegisters& registers);
+
+}  // namespace mtune::strategies
