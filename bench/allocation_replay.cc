@@ -6,7 +6,15 @@
 // allocations drive the same seeded searches; a trial looks its candidate up in the
 // table. Printed per budget: over seeds, the median of the problems' mean best (as %
 // of each table's best), of how many problems are within 95% of their best, and of
-// the worst problem's best.
+// the worst problem's best. Two yardsticks beside them (bench/allocation_bound.h),
+// from each problem's search run alone (its best after each of its trials, up to
+// twice the largest equal share): the trials per problem that would have done best
+// on each seed's own searches ("hindsight", which no allocation of those searches
+// can beat; gain's searches see their results in other rounds, so they may differ
+// slightly), and the trials per problem that do best on the mean curves of other
+// seeds, applied to this seed's ("known difficulty": what an allocation that knew
+// how soon each problem's search levels off, but not the luck of this run, could
+// get).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -17,6 +25,7 @@
 
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_format.h"
+#include "bench/allocation_bound.h"
 #include "bench/replay_table.h"
 #include "bench/replay_stats.h"
 #include "nlohmann/json.hpp"
@@ -123,9 +132,47 @@ Trace RunGain(std::vector<ProblemRun> runs, uint64_t budget, size_t batch, std::
   return trace;
 }
 
+// Each problem's search run alone for `most` trials in batches of `batch`:
+// curves[i][t] is problem i's best after t trials (fraction of its table's best); a
+// search that runs out keeps its last best.
+std::vector<std::vector<double>> Curves(std::vector<ProblemRun> runs, uint32_t most, size_t batch) {
+  std::vector<std::vector<double>> curves;
+  for (ProblemRun& run : runs) {
+    std::vector<double> curve = {0.0};
+    while (run.proposed < most) {
+      std::vector<Point> points = run.search->Propose(std::min<size_t>(batch, most - run.proposed));
+      if (points.empty()) break;
+      run.proposed += points.size();
+      std::vector<mtune::search::Observation> results;
+      for (const Point& p : points) {
+        const auto* row = run.truth->by_index.at(mtune::search::IndexOfPoint(run.truth->table.space, p));
+        const bool ok = row->status == "OK";
+        results.push_back({p, ok, row->gflops});
+        if (ok) run.best = std::max(run.best, row->gflops);
+        curve.push_back(run.best / run.truth->optimum);
+      }
+      run.search->Observe(results);
+    }
+    curve.resize(most + 1, curve.back());
+    curves.push_back(std::move(curve));
+  }
+  return curves;
+}
+
 struct Summary {
   double mean = 0, within95 = 0, worst = 0;
 };
+
+// The problems' bests when problem i gets trials[i] trials of its curve.
+Summary Allotted(const std::vector<std::vector<double>>& curves, const std::vector<uint32_t>& trials) {
+  Summary s;
+  s.worst = 1;
+  for (size_t i = 0; i < curves.size(); ++i) {
+    const double x = curves[i][trials[i]];
+    s.mean += x / curves.size(), s.within95 += x >= 0.95, s.worst = std::min(s.worst, x);
+  }
+  return s;
+}
 
 // The problems after `trials` trials of the job (or its end, if it stopped sooner).
 Summary At(const Trace& trace, size_t trials) {
@@ -188,12 +235,28 @@ int main(int argc, char** argv) {
          static_cast<unsigned long long>(first_seed));
 
   // Per budget and allocation, each seed's summary.
-  std::map<uint32_t, std::vector<Summary>> equal, gain;
+  std::map<uint32_t, std::vector<Summary>> equal, gain, known, hindsight;
+  // Known difficulty: the allocation that does best on the mean curves of seeds other
+  // than those replayed (first_seed + seeds onwards), one per budget.
+  const uint32_t most = per_problem.back();
+  // The yardsticks may give a problem up to twice the largest equal share (at that
+  // budget they would otherwise have no choice but equal shares).
+  const uint32_t curve_trials = 2 * most;
+  std::map<uint32_t, std::vector<uint32_t>> known_trials;
+  {
+    std::vector<std::vector<double>> mean(n, std::vector<double>(curve_trials + 1, 0.0));
+    for (int s = 0; s < seeds; ++s) {
+      const uint64_t seed = first_seed + static_cast<uint64_t>(seeds + s);
+      const auto curves = Curves(StartProblems(truths, algorithm, seed), curve_trials, batch);
+      for (size_t i = 0; i < n; ++i)
+        for (uint32_t t = 0; t <= curve_trials; ++t) mean[i][t] += curves[i][t] / seeds;
+    }
+    for (uint32_t c : per_problem) known_trials[c] = mtune::bench::BestAllocation(mean, uint64_t(c) * n);
+  }
   // Trials each problem got under gain at the largest budget, per seed.
   std::vector<std::vector<double>> gain_share(n);
   for (int s = 0; s < seeds; ++s) {
     const uint64_t seed = first_seed + static_cast<uint64_t>(s);
-    const uint32_t most = per_problem.back();
     std::vector<uint32_t> trials;
     const Trace gain_trace = RunGain(StartProblems(truths, algorithm, seed), uint64_t(most) * n, batch, trials);
     for (size_t i = 0; i < n; ++i) gain_share[i].push_back(trials[i]);
@@ -201,6 +264,11 @@ int main(int argc, char** argv) {
       // Equal shares differ by budget (each problem stops at c), so each is its own run.
       equal[c].push_back(At(RunEqual(StartProblems(truths, algorithm, seed), c, batch), size_t(c) * n));
       gain[c].push_back(At(gain_trace, size_t(c) * n));
+    }
+    const auto curves = Curves(StartProblems(truths, algorithm, seed), curve_trials, batch);
+    for (uint32_t c : per_problem) {
+      known[c].push_back(Allotted(curves, known_trials[c]));
+      hindsight[c].push_back(Allotted(curves, mtune::bench::BestAllocation(curves, uint64_t(c) * n)));
     }
     fprintf(stderr, "seed %llu done\n", static_cast<unsigned long long>(seed));
   }
@@ -210,31 +278,37 @@ int main(int argc, char** argv) {
     for (const Summary& s : v) x.push_back(s.*field);
     return mtune::bench::Median(x);
   };
-  printf("\nmedians over seeds; %% of each table's best\n");
-  printf("%9s %9s | %-32s | %-32s\n", "trials", "per", "equal", "gain");
-  printf("%9s %9s | %10s %10s %10s | %10s %10s %10s\n", "in all", "problem", "mean best", "at 95%", "worst",
-         "mean best", "at 95%", "worst");
+  const std::vector<std::pair<const char*, std::map<uint32_t, std::vector<Summary>>*>> allocations = {
+      {"equal", &equal}, {"gain", &gain}, {"known difficulty", &known}, {"hindsight", &hindsight}};
+  printf("\nmedians over seeds; %% of each table's best (mean best, problems at 95%%, worst)\n");
+  printf("%9s %9s", "trials", "per");
+  for (const auto& [name, _] : allocations) printf(" | %-26s", name);
+  printf("\n%9s %9s", "in all", "problem");
+  for (size_t a = 0; a < allocations.size(); ++a) printf(" | %7s %9s %8s", "mean", "at 95%", "worst");
+  printf("\n");
   nlohmann::json report = nlohmann::json::array();
   for (uint32_t c : per_problem) {
-    printf("%9zu %9u | %9.1f%% %7.1f/%zu %9.1f%% | %9.1f%% %7.1f/%zu %9.1f%%\n", size_t(c) * n, c,
-           100 * median(equal[c], &Summary::mean), median(equal[c], &Summary::within95), n,
-           100 * median(equal[c], &Summary::worst), 100 * median(gain[c], &Summary::mean),
-           median(gain[c], &Summary::within95), n, 100 * median(gain[c], &Summary::worst));
-    report.push_back({{"trials_per_problem", c},
-                      {"trials", size_t(c) * n},
-                      {"equal", {{"mean_best", median(equal[c], &Summary::mean)},
-                                 {"problems_within_95", median(equal[c], &Summary::within95)},
-                                 {"worst_best", median(equal[c], &Summary::worst)}}},
-                      {"gain", {{"mean_best", median(gain[c], &Summary::mean)},
-                                {"problems_within_95", median(gain[c], &Summary::within95)},
-                                {"worst_best", median(gain[c], &Summary::worst)}}}});
+    printf("%9zu %9u", size_t(c) * n, c);
+    nlohmann::json row = {{"trials_per_problem", c}, {"trials", size_t(c) * n}};
+    for (const auto& [name, by_budget] : allocations) {
+      const std::vector<Summary>& v = (*by_budget)[c];
+      printf(" | %6.1f%% %6.1f/%-2zu %7.1f%%", 100 * median(v, &Summary::mean), median(v, &Summary::within95), n,
+             100 * median(v, &Summary::worst));
+      row[name] = {{"mean_best", median(v, &Summary::mean)},
+                   {"problems_within_95", median(v, &Summary::within95)},
+                   {"worst_best", median(v, &Summary::worst)}};
+    }
+    printf("\n");
+    report.push_back(std::move(row));
   }
-  printf("\nwith %u trials per problem in all, gain gave each (median over seeds):\n", per_problem.back());
-  nlohmann::json shares = nlohmann::json::object();
+  printf("\nwith %u trials per problem in all, gain gave each (median over seeds), and known difficulty:\n",
+         per_problem.back());
+  nlohmann::json shares = nlohmann::json::object(), known_shares = nlohmann::json::object();
   for (size_t i = 0; i < n; ++i) {
     const double median_trials = mtune::bench::Median(gain_share[i]);
-    printf("  %6.1f  %s\n", median_trials, paths[i].c_str());
+    printf("  %6.1f %6u  %s\n", median_trials, known_trials[most][i], paths[i].c_str());
     shares[paths[i]] = median_trials;
+    known_shares[paths[i]] = known_trials[most][i];
   }
   if (!json_out.empty()) {
     FILE* f = fopen(json_out.c_str(), "w");
@@ -244,7 +318,8 @@ int main(int argc, char** argv) {
     }
     fprintf(f, "%s\n", nlohmann::json{{"tables", paths}, {"algorithm", algorithm}, {"batch", batch},
                                       {"seeds", seeds}, {"first_seed", first_seed}, {"budgets", report},
-                                      {"gain_trials_at_largest_budget", shares}}
+                                      {"gain_trials_at_largest_budget", shares},
+                                      {"known_difficulty_trials_at_largest_budget", known_shares}}
                            .dump(2)
                            .c_str());
     fclose(f);

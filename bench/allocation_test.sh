@@ -2,7 +2,8 @@
 # mtune-bench-allocate on a two-problem job: with gain allocation every problem gets
 # its warm-up trials (4) and the job spends exactly its budget; at 4 trials per
 # problem both allocations have run the same seeded searches on the same points, so
-# they must report the same figures.
+# they must report the same figures; and no allocation of those searches does better
+# than hindsight's.
 # Usage: allocation_test.sh MTUNE_BENCH_ALLOCATE DATA_DIR
 set -eu
 tool=$1
@@ -18,6 +19,9 @@ import json, sys
 r = json.load(open(sys.argv[1]))
 first = r["budgets"][0]
 assert first["trials_per_problem"] == 4 and first["equal"] == first["gain"], first
+for b in r["budgets"]:
+    assert b["hindsight"]["mean_best"] >= b["equal"]["mean_best"] - 1e-12, b
+    assert b["hindsight"]["mean_best"] >= b["known difficulty"]["mean_best"] - 1e-12, b
 trials = list(r["gain_trials_at_largest_budget"].values())
 assert len(trials) == 2 and sum(trials) == 32 and min(trials) >= 4, trials
 PY
