@@ -21,15 +21,18 @@ namespace mtune::strategies {
 //  - with a split each row merges its partial sums once (a shuffle tree for
 //    innerreduction, a transpose of r x w for innerparallel); without one every tile
 //    merges and adds into the output;
+//  - a width that does not divide n leaves each band's row tile a masked remainder
+//    whose partial sums live in memory (30 cycles a tile, set from one table); without
+//    a split every tile is masked;
 //  - partial sums beyond half the registers spill (each adds a store and a reload);
-//  - loads narrower than a vector register leave lanes idle (the rate scales by
-//    min(w, lanes) / lanes);
+//  - loads narrower than a vector register cost nothing of themselves: the stream,
+//    not the lanes, bounds a row sum, so only the bytes a step carries count;
 //  - rows whose addresses fall in one L1 set beyond its ways evict each other's lines
 //    (8 ways of 4 KiB: a virtually indexed L1D with 4 KiB pages has 4 KiB ways, and
 //    8 is the fewest ways of current x86 cores);
-//  - a tie-break: each row beyond those a step needs to carry 128 bytes costs 2%
-//    (one more stream for the prefetchers and one more line in every L1 set, for no
-//    gain in the stream rate), so at the stream rate the fewest rows rank first;
+//  - a tie-break: each row beyond the first costs 2% (one more stream for the
+//    prefetchers and one more line in every L1 set), so among candidates at the
+//    stream rate the fewest rows, and so the widest steps, rank first;
 //  - row tiles that do not divide a band's rows pad.
 // nullopt for other families or values without the template's knobs.
 std::optional<double> RowSumEstimate(const Problem& problem, const KnobValues& values,

@@ -34,13 +34,29 @@ TEST(RowSumEstimate, SplitRowsStreamAtTheRateTheirStepsCarry) {
   EXPECT_DOUBLE_EQ(Estimate("1", "1", "32", "innerparallel"), 64.0 / (64 + 48 / 2.0));
   // Split by 16, one row: a step of 64 bytes still waits 4 cycles for its add.
   EXPECT_DOUBLE_EQ(Estimate("1", "1", "16", "innerreduction"), 64.0 / (32 * 4 + 8 / 2.0));
-  // Two rows (two bands) carry 128 bytes a step again.
-  EXPECT_DOUBLE_EQ(Estimate("2", "1", "16", "innerreduction"), 128.0 / (32 * 4 + 16 / 2.0));
+  // Two rows (two bands) carry 128 bytes a step again; the second row costs 2%.
+  EXPECT_DOUBLE_EQ(Estimate("2", "1", "16", "innerreduction"), 128.0 / ((32 * 4 + 16 / 2.0) * 1.02));
 }
 
-// Split by 8: 4 rows carry 128 bytes a step, but each load fills half a vector.
-TEST(RowSumEstimate, NarrowLoadsLeaveLanesIdle) {
-  EXPECT_DOUBLE_EQ(Estimate("1", "4", "8", "innerreduction"), 256.0 / ((64 * 4 + 4 * 6 / 2.0) * 2));
+// Split by 8, 4 rows carry 128 bytes a step in half-width loads: the stream rate all
+// the same, less the tie-break of 3 more rows.
+TEST(RowSumEstimate, NarrowSplitsCountOnlyTheBytesTheirStepsCarry) {
+  EXPECT_DOUBLE_EQ(Estimate("1", "4", "8", "innerreduction"), 256.0 / ((64 * 4 + 4 * 6 / 2.0) * 1.06));
+}
+
+// 200 columns: split by 8 divides them; split by 16 leaves each row tile a masked
+// remainder (30 cycles), once per band.
+TEST(RowSumEstimate, AWidthThatDoesNotDivideTheRowEndsInAMaskedRemainder) {
+  const Problem odd = RowSumProblem("reduce_rows_2d:m=1000,n=200:f32");
+  // 4 rows split by 8: 25 steps of 4 cycles, merges of 4 rows by a 3-level tree.
+  EXPECT_DOUBLE_EQ(Estimate("1", "4", "8", "innerreduction", odd), 100.0 / ((25 * 4 + 12) * 1.06));
+  // 4 rows split by 16: 13 steps of 8 cycles, the merge, one remainder.
+  EXPECT_DOUBLE_EQ(Estimate("1", "4", "16", "innerreduction", odd), 100.0 / ((13 * 8 + 16 + 30) * 1.06));
+  // The same rows as 4 bands: four remainders.
+  EXPECT_DOUBLE_EQ(Estimate("4", "1", "16", "innerreduction", odd), 100.0 / ((13 * 8 + 16 + 120) * 1.06));
+  // Without a split every tile of 16 is masked: 13 tiles of 4 + 4 + 0.5 + 30 cycles.
+  EXPECT_DOUBLE_EQ(Estimate("1", "1", "none", "innerreduction", odd, "16"), 25.0 / (13 * (4 + 4 + 0.5 + 30)));
+  EXPECT_GT(Estimate("1", "4", "8", "innerreduction", odd), Estimate("1", "4", "16", "innerreduction", odd));
 }
 
 // Rows beyond those a step needs: 2 rows split by 32 stream no faster than one, and
