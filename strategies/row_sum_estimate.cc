@@ -82,7 +82,9 @@ std::optional<double> RowSumEstimate(const Problem& problem, const KnobValues& v
     double s = 0;
     if (absl::SimpleAtod(split->second, &s) && s > 0) width = s;
   }
-  if (!width) return std::nullopt;
+  // Knob values are whole counts; anything else (a hand-written "0.5") rates nothing
+  // rather than divide by a zero count below.
+  if (!width || *width < 1 || *tile_m < 1 || bands < 1) return std::nullopt;
   const double steps = std::ceil(static_cast<double>(n) / *width);
   const double step = std::max(kAddLatency, rows * *width * element_bytes / kStreamBytes);
   const double merge = MergeOps(shuffle_tree, rows, *width, lanes) / kOpsPerCycle;

@@ -117,6 +117,11 @@ TEST(RowSumEstimate, OnlyRowSumsOfTheReduceTemplate) {
   EXPECT_FALSE(RowSumEstimate(kRows, {{"tile_m", "1"}, {"split_reduction", "none"}, {"reduction_lowering", "innerreduction"}},
                               VectorRegisters::Avx512()))
       << "no tile_n without a split";
+  EXPECT_FALSE(RowSumEstimate(kRows, {{"bands", "0.5"}, {"tile_m", "1"}, {"split_reduction", "32"}, {"reduction_lowering", "innerreduction"}},
+                              VectorRegisters::Avx512()))
+      << "counts below one";
+  EXPECT_FALSE(RowSumEstimate(kRows, {{"tile_m", "1"}, {"split_reduction", "0.5"}, {"reduction_lowering", "innerreduction"}},
+                              VectorRegisters::Avx512()));
   EXPECT_TRUE(KernelEstimate("reduce_tiled", kRows,
                              {{"tile_m", "1"}, {"split_reduction", "32"}, {"reduction_lowering", "innerreduction"}},
                              VectorRegisters::Avx512()));
