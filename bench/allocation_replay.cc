@@ -278,11 +278,18 @@ int main(int argc, char** argv) {
     for (const Summary& s : v) x.push_back(s.*field);
     return mtune::bench::Median(x);
   };
-  const std::vector<std::pair<const char*, std::map<uint32_t, std::vector<Summary>>*>> allocations = {
-      {"equal", &equal}, {"gain", &gain}, {"known difficulty", &known}, {"hindsight", &hindsight}};
+  struct Allocation {
+    const char* label;     // printed
+    const char* json_key;  // in --json
+    std::map<uint32_t, std::vector<Summary>>* by_budget;
+  };
+  const std::vector<Allocation> allocations = {{"equal", "equal", &equal},
+                                               {"gain", "gain", &gain},
+                                               {"known difficulty", "known_difficulty", &known},
+                                               {"hindsight", "hindsight", &hindsight}};
   printf("\nmedians over seeds; %% of each table's best (mean best, problems at 95%%, worst)\n");
   printf("%9s %9s", "trials", "per");
-  for (const auto& [name, _] : allocations) printf(" | %-26s", name);
+  for (const Allocation& a : allocations) printf(" | %-26s", a.label);
   printf("\n%9s %9s", "in all", "problem");
   for (size_t a = 0; a < allocations.size(); ++a) printf(" | %7s %9s %8s", "mean", "at 95%", "worst");
   printf("\n");
@@ -290,13 +297,13 @@ int main(int argc, char** argv) {
   for (uint32_t c : per_problem) {
     printf("%9zu %9u", size_t(c) * n, c);
     nlohmann::json row = {{"trials_per_problem", c}, {"trials", size_t(c) * n}};
-    for (const auto& [name, by_budget] : allocations) {
-      const std::vector<Summary>& v = (*by_budget)[c];
+    for (const Allocation& a : allocations) {
+      const std::vector<Summary>& v = (*a.by_budget)[c];
       printf(" | %6.1f%% %6.1f/%-2zu %7.1f%%", 100 * median(v, &Summary::mean), median(v, &Summary::within95), n,
              100 * median(v, &Summary::worst));
-      row[name] = {{"mean_best", median(v, &Summary::mean)},
-                   {"problems_within_95", median(v, &Summary::within95)},
-                   {"worst_best", median(v, &Summary::worst)}};
+      row[a.json_key] = {{"mean_best", median(v, &Summary::mean)},
+                         {"problems_within_95", median(v, &Summary::within95)},
+                         {"worst_best", median(v, &Summary::worst)}};
     }
     printf("\n");
     report.push_back(std::move(row));

@@ -21,7 +21,7 @@ first = r["budgets"][0]
 assert first["trials_per_problem"] == 4 and first["equal"] == first["gain"], first
 for b in r["budgets"]:
     assert b["hindsight"]["mean_best"] >= b["equal"]["mean_best"] - 1e-12, b
-    assert b["hindsight"]["mean_best"] >= b["known difficulty"]["mean_best"] - 1e-12, b
+    assert b["hindsight"]["mean_best"] >= b["known_difficulty"]["mean_best"] - 1e-12, b
 trials = list(r["gain_trials_at_largest_budget"].values())
 assert len(trials) == 2 and sum(trials) == 32 and min(trials) >= 4, trials
 PY
