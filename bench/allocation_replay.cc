@@ -68,15 +68,20 @@ std::vector<ProblemRun> StartProblems(const std::vector<Truth>& truths, const st
   return runs;
 }
 
+// A trial of `run`: looks the point up in its table, records its figure and best.
+mtune::search::Observation Measure(ProblemRun& run, const Point& p) {
+  const auto* row = run.truth->by_index.at(mtune::search::IndexOfPoint(run.truth->table.space, p));
+  const bool ok = row->status == "OK";
+  run.scores.push_back(ok ? row->gflops : 0.0);
+  if (ok) run.best = std::max(run.best, row->gflops);
+  return {p, ok, row->gflops};
+}
+
 // Looks the points up, feeds them back and appends one trace row per trial.
 void Observe(ProblemRun& run, const std::vector<Point>& points, std::vector<ProblemRun>& all, Trace& trace) {
   std::vector<mtune::search::Observation> results;
   for (const Point& p : points) {
-    const auto* row = run.truth->by_index.at(mtune::search::IndexOfPoint(run.truth->table.space, p));
-    const bool ok = row->status == "OK";
-    results.push_back({p, ok, row->gflops});
-    run.scores.push_back(ok ? row->gflops : 0.0);
-    if (ok) run.best = std::max(run.best, row->gflops);
+    results.push_back(Measure(run, p));
     std::vector<double> fractions;
     for (const ProblemRun& r : all) fractions.push_back(r.best / r.truth->optimum);
     trace.push_back(std::move(fractions));
@@ -145,10 +150,7 @@ std::vector<std::vector<double>> Curves(std::vector<ProblemRun> runs, uint32_t m
       run.proposed += points.size();
       std::vector<mtune::search::Observation> results;
       for (const Point& p : points) {
-        const auto* row = run.truth->by_index.at(mtune::search::IndexOfPoint(run.truth->table.space, p));
-        const bool ok = row->status == "OK";
-        results.push_back({p, ok, row->gflops});
-        if (ok) run.best = std::max(run.best, row->gflops);
+        results.push_back(Measure(run, p));
         curve.push_back(run.best / run.truth->optimum);
       }
       run.search->Observe(results);

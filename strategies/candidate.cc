@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cstdio>
 
+#include "absl/strings/numbers.h"
 #include "nlohmann/json.hpp"
 
 namespace mtune::strategies {
@@ -101,6 +102,13 @@ KnobValues ValuesOf(const mtune::v1::Candidate& candidate) {
   KnobValues values;
   for (const auto& kv : candidate.knobs()) values[kv.name()] = kv.value();
   return values;
+}
+
+std::optional<double> PositiveKnob(const KnobValues& values, std::string_view name) {
+  auto it = values.find(std::string(name));
+  double v = 0;
+  if (it == values.end() || !absl::SimpleAtod(it->second, &v) || v <= 0) return std::nullopt;
+  return v;
 }
 
 }  // namespace mtune::strategies

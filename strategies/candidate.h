@@ -2,7 +2,9 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "proto/mtune.pb.h"
 
@@ -30,6 +32,10 @@ bool HasTemplateDigest(const mtune::v1::Candidate& candidate, const std::string&
 
 // The knob values of a proto candidate.
 KnobValues ValuesOf(const mtune::v1::Candidate& candidate);
+
+// The knob's value as a number when it is one and positive (a tile size, a count);
+// nullopt when absent, not a number, or not positive. What the kernel estimates read.
+std::optional<double> PositiveKnob(const KnobValues& values, std::string_view name);
 
 // Canonical JSON: an object with sorted keys; integer-looking values become JSON numbers.
 std::string CanonicalJson(const KnobValues& values);

@@ -40,13 +40,6 @@ constexpr RegisterTileKnobs kRegisterTiles[] = {
 // FMAs one step needs in flight to hide the FMA latency: 4 cycles x 2 FMA ports.
 constexpr double kFmasInFlight = 8;
 
-std::optional<double> Positive(const KnobValues& values, std::string_view name) {
-  auto it = values.find(std::string(name));
-  double v = 0;
-  if (it == values.end() || !absl::SimpleAtod(it->second, &v) || v <= 0) return std::nullopt;
-  return v;
-}
-
 const RegisterTileKnobs* FindRegisterTile(std::string_view template_name) {
   const auto* tile = std::find_if(std::begin(kRegisterTiles), std::end(kRegisterTiles),
                                   [&](const RegisterTileKnobs& t) { return t.template_name == template_name; });
@@ -72,7 +65,7 @@ std::optional<double> RegisterTileEstimate(std::string_view template_name, const
                                            const KnobValues& values, const VectorRegisters& registers) {
   const RegisterTileKnobs* tile = FindRegisterTile(template_name);
   if (tile == nullptr) return std::nullopt;
-  const std::optional<double> rows = Positive(values, tile->rows), cols = Positive(values, tile->cols);
+  const std::optional<double> rows = PositiveKnob(values, tile->rows), cols = PositiveKnob(values, tile->cols);
   if (!rows || !cols || registers.bytes <= 0) return std::nullopt;
   // Accumulators are of the arithmetic type (f32 for bf16 inputs).
   const double lanes = static_cast<double>(registers.bytes) / (problem.AccumulatorType() == "f64" ? 8 : 4);

@@ -23,13 +23,6 @@ constexpr double kExtraRowCost = 0.02;  // the tie-break of row_sum_estimate.h
 // by 8, which divides 200.
 constexpr double kMaskedTileCycles = 30;
 
-std::optional<double> PositiveKnob(const KnobValues& values, const char* name) {
-  auto it = values.find(name);
-  double v = 0;
-  if (it == values.end() || !absl::SimpleAtod(it->second, &v) || v <= 0) return std::nullopt;
-  return v;
-}
-
 // Cycles added by partial sums beyond half the registers (the rest hold loaded
 // vectors): each spilled sum's add also stores and reloads it.
 double SpillFactor(double live_vectors, const VectorRegisters& registers) {
