@@ -1,8 +1,8 @@
 // What a search knows of a candidate's speed before its first measurement: the
 // first-principles estimate that fits its template's kernel (register_tile_estimate.h
-// for register tiles of FMAs, row_sum_estimate.h for row sums). The model draws its
-// first points from the best-rated candidates, and weighs a prior-trained first batch
-// by it. No MLIR.
+// for register tiles of FMAs, row_sum_estimate.h for row sums, transpose_estimate.h
+// for transposes). The model draws its first points from the best-rated candidates,
+// and weighs a prior-trained first batch by it. No MLIR.
 #pragma once
 
 #include <optional>

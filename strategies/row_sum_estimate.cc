@@ -3,20 +3,17 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <map>
 #include <string>
+#include <vector>
 
 #include "absl/strings/numbers.h"
+#include "strategies/memory_geometry.h"
 
 namespace mtune::strategies {
 namespace {
 
 constexpr double kAddLatency = 4;        // cycles
-constexpr double kStreamBytes = 32;      // a cycle, from the L2 into the loads
 constexpr double kOpsPerCycle = 2;       // vector adds and shuffles
-constexpr int64_t kL1WayBytes = 4096;    // sets x line: the page size (virtually indexed)
-constexpr int64_t kL1LineBytes = 64;
-constexpr int64_t kL1Ways = 8;
 constexpr double kExtraRowCost = 0.02;  // the tie-break of row_sum_estimate.h
 // A row tile's masked remainder, whose partial sums live in a buffer in memory. Set
 // from reduce_rows 1000x200 (znver4): one row split by 16 ran at 0.43 of one split
@@ -42,14 +39,10 @@ double MergeOps(bool shuffle_tree, double rows, double width, double lanes) {
 // The most of the group's rows whose first addresses fall in one L1 set: the rows of
 // a tile are a row apart, the bands m / bands rows apart, and all move in step.
 int64_t RowsPerL1Set(int64_t m, int64_t row_bytes, int64_t bands, int64_t tile_m) {
-  std::map<int64_t, int64_t> rows_in_set;
-  int64_t most = 0;
+  std::vector<int64_t> first_addresses;
   for (int64_t band = 0; band < bands; ++band)
-    for (int64_t row = 0; row < tile_m; ++row) {
-      const int64_t address = (band * (m / bands) + row) * row_bytes;
-      most = std::max(most, ++rows_in_set[(address % kL1WayBytes) / kL1LineBytes]);
-    }
-  return most;
+    for (int64_t row = 0; row < tile_m; ++row) first_addresses.push_back((band * (m / bands) + row) * row_bytes);
+  return MostLinesInOneL1Set(first_addresses);
 }
 
 }  // namespace

@@ -1,0 +1,85 @@
+#include "strategies/transpose_estimate.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "strategies/memory_geometry.h"
+
+namespace mtune::strategies {
+namespace {
+
+constexpr double kLoadsPerCycle = 2;
+constexpr double kStoresPerCycle = 1;
+constexpr double kShufflesPerCycle = 1;
+constexpr double kExtraUnrollCost = 0.02;  // the tie-break of transpose_estimate.h
+
+// Shuffles of one tile: the known network of a lowering written for its shape, else the
+// inserts that pack narrow input rows into registers and a generic shuffle's two-source
+// permutes.
+double Shuffles(const std::string& lowering, int64_t r, int64_t c, int64_t element_bytes, int64_t register_bytes) {
+  const bool four_byte = element_bytes == 4;
+  if (lowering == "shuffle_16x16" && r == 16 && c == 16 && four_byte && register_bytes == 64) return 4 * 16;
+  if (lowering == "avx2" && r == 8 && c == 8 && four_byte && register_bytes >= 32) return 3 * 8;
+  const int64_t lanes = register_bytes / element_bytes;
+  const int64_t registers = (r * c + lanes - 1) / lanes;
+  // Input rows of r elements narrower than a register are loaded one each and packed
+  // into `registers` full ones, one insert per row beyond the first of each.
+  const int64_t inserts = r < lanes ? c - registers : 0;
+  // An output register holds lanes of one output row (c >= lanes) or lanes / c whole
+  // rows: its elements come from min(c, lanes) input rows, packed lanes / r to a
+  // register when narrower than one.
+  const int64_t rows_read = std::min(c, lanes);
+  const int64_t sources = r >= lanes ? rows_read : (rows_read * r + lanes - 1) / lanes;
+  return static_cast<double>(inserts + registers * std::max<int64_t>(sources - 1, 1));
+}
+
+// Whether an input line survives in the L1 until the next band of output rows reads
+// the rest of it: the band sweeps one line of each of `rows` input rows first.
+bool InputLinesKept(int64_t rows, int64_t row_bytes) {
+  std::vector<int64_t> addresses;
+  for (int64_t row = 0; row < rows; ++row) addresses.push_back(row * row_bytes);
+  return MostLinesInOneL1Set(addresses) <= kL1Ways;
+}
+
+}  // namespace
+
+std::optional<double> TransposeEstimate(const Problem& problem, const KnobValues& values,
+                                        const VectorRegisters& registers) {
+  if (problem.family != "transpose_2d" || registers.bytes <= 0 || registers.count <= 0) return std::nullopt;
+  const int64_t m = problem.Dim("m"), n = problem.Dim("n");  // out[n, m] = in[m, n]^T
+  const std::optional<double> tile_r = PositiveKnob(values, "tile_r"), tile_c = PositiveKnob(values, "tile_c");
+  auto lowering = values.find("transpose_lowering");
+  if (m <= 0 || n <= 0 || !tile_r || !tile_c || lowering == values.end()) return std::nullopt;
+  const double unroll = PositiveKnob(values, "unroll_c").value_or(1);
+  const double block_c = PositiveKnob(values, "block_c").value_or(0);  // 0: unblocked
+  // Knob values are whole counts; anything else rates nothing.
+  if (*tile_r < 1 || *tile_c < 1 || unroll < 1) return std::nullopt;
+  const auto operands = problem.Operands();
+  if (operands.empty()) return std::nullopt;
+  const int64_t e = operands.front().ElementBytes();
+  const int64_t r = static_cast<int64_t>(*tile_r), c = static_cast<int64_t>(*tile_c);
+  const int64_t lanes = registers.bytes / e;
+  if (lanes < 1) return std::nullopt;
+
+  const int64_t swept_rows = block_c >= 1 ? std::min(m, static_cast<int64_t>(block_c)) : m;
+  const double segment = static_cast<double>(r * e);
+  const double read = c * (InputLinesKept(swept_rows, n * e) ? segment : std::ceil(segment / kL1LineBytes) * kL1LineBytes);
+  const double written = static_cast<double>(r * c * e);
+  const double loads = static_cast<double>(c * ((r + lanes - 1) / lanes));
+  const double stores = static_cast<double>(r * ((c + lanes - 1) / lanes));
+  double cycles = std::max({(read + written) / kStreamBytes, loads / kLoadsPerCycle, stores / kStoresPerCycle,
+                            Shuffles(lowering->second, r, c, e, registers.bytes) / kShufflesPerCycle});
+  const double live = 2.0 * static_cast<double>((r * c + lanes - 1) / lanes);
+  const double room = static_cast<double>(registers.count);
+  if (live > room) cycles *= 1 + 2 * (live - room) / live;  // each spilled vector: a store and a reload
+  cycles *= 1 + kExtraUnrollCost * (unroll - 1);
+
+  const double ideal = 2.0 * static_cast<double>(r * c * e) / kStreamBytes;
+  const double out_rows = static_cast<double>(n), out_cols = static_cast<double>(m);
+  const double padding = out_rows / (std::ceil(out_rows / r) * r) * out_cols / (std::ceil(out_cols / c) * c);
+  return std::min(1.0, ideal / cycles) * padding;
+}
+
+}  // namespace mtune::strategies
