@@ -22,23 +22,31 @@ enum class TileFeed {
 };
 
 // The knobs of a template's register tile: `rows` x `cols` accumulators, `cols` in
-// vector lanes.
+// vector lanes; and the cache tile of the reduction (`reduction_tile` of the problem
+// dimension `reduction`) outside the register tile's loops, at the end of which the
+// accumulators go through memory ("": the template has none, or not outside them in
+// every loop order).
 struct RegisterTileKnobs {
   std::string_view template_name, rows, cols;
   TileFeed feed;
+  std::string_view reduction_tile = "", reduction = "";
 };
 constexpr RegisterTileKnobs kRegisterTiles[] = {
     {"conv_2d_decomposed", "tile_ow", "tile_f", TileFeed::kBroadcast},
     {"conv_1d_tiled", "tile_ow", "tile_f", TileFeed::kBroadcast},
-    {"matmul_packed", "tile_m2", "tile_n2", TileFeed::kBroadcast},
-    {"matmul_2level", "tile_m2", "tile_n2", TileFeed::kBroadcast},
-    {"matmul_bf16_vnni", "tile_m2", "tile_n2", TileFeed::kBroadcast},
+    {"matmul_packed", "tile_m2", "tile_n2", TileFeed::kBroadcast, "tile_k1", "k"},
+    {"matmul_2level", "tile_m2", "tile_n2", TileFeed::kBroadcast, "tile_k1", "k"},
+    {"matmul_bf16_vnni", "tile_m2", "tile_n2", TileFeed::kBroadcast, "tile_k1", "k"},
     {"depthwise_2d_decomposed", "tile_ow", "tile_c", TileFeed::kSlidingWindow},
     {"depthwise_1d_tiled", "tile_ow", "tile_c", TileFeed::kSlidingWindow},
 };
 
 // FMAs one step needs in flight to hide the FMA latency: 4 cycles x 2 FMA ports.
 constexpr double kFmasInFlight = 8;
+constexpr double kFmaPorts = 2;
+// The accumulators' trip through memory at the end of a reduction tile: a load (2 a
+// cycle) and a store (1 a cycle) of each.
+constexpr double kRoundTripCyclesPerAccumulator = 1.0 / 2 + 1.0 / 1;
 
 const RegisterTileKnobs* FindRegisterTile(std::string_view template_name) {
   const auto* tile = std::find_if(std::begin(kRegisterTiles), std::end(kRegisterTiles),
@@ -71,7 +79,15 @@ std::optional<double> RegisterTileEstimate(std::string_view template_name, const
   const double lanes = static_cast<double>(registers.bytes) / (problem.AccumulatorType() == "f64" ? 8 : 4);
   const double vectors = std::ceil(*cols / lanes);
   const double fmas = *rows * vectors, loads = LoadsPerStep(*tile, problem, *rows, vectors);
-  double estimate = fmas / std::max({fmas, loads, kFmasInFlight});
+  const double step_slots = std::max({fmas, loads, kFmasInFlight});
+  double estimate = fmas / step_slots;
+  // Reduction tiles of `steps` steps each take the accumulators through memory once.
+  const double steps = static_cast<double>(tile->reduction.empty() ? 0 : problem.Dim(std::string(tile->reduction)));
+  if (const std::optional<double> k1 = PositiveKnob(values, tile->reduction_tile); steps > 0 && k1) {
+    const double step_cycles = step_slots / kFmaPorts;
+    const double round_trips = std::ceil(steps / *k1) * fmas * kRoundTripCyclesPerAccumulator;
+    estimate *= steps * step_cycles / (steps * step_cycles + round_trips);
+  }
   estimate *= *cols / (vectors * lanes);
   for (const auto& [name, value] : values) {
     const std::string dim = TiledDimension(name);

@@ -23,12 +23,17 @@ namespace mtune::strategies {
 //    a depthwise tile (rows output positions by cols channels) loads, per filter row
 //    of kw taps, its input row slice and kw filter vectors per channel vector, so a
 //    few loads a step where kw > 1: these tiles are bound by the latency, not loads;
+//  - at the end of each cache tile of the reduction that encloses the register tile's
+//    loops (tile_k1 of the matmul templates) the accumulators go through memory: a
+//    load (2 a cycle) and a store (1 a cycle) each, ceil(k / k1) times per tile of
+//    output, against the k steps' cycles;
 //  - lanes of the last vector beyond `cols` are wasted;
 //  - work on the padding of partial tiles (every tile_<dim><level> knob against its
 //    problem dimension) is wasted.
-// Caches, loop orders and lowerings are not modelled: it tells tile shapes apart, not
-// candidates of one tile shape, nor register spills (the templates' constraints keep
-// accumulators within the register file). nullopt for a template it does not know
+// Caches, packing copies, loop orders and lowerings are not modelled: it tells tile
+// shapes and reduction tiles apart, not the other candidates of one of them, nor
+// register spills (the templates' constraints keep accumulators within the register
+// file). nullopt for a template it does not know
 // (its inner kernel is not such a tile: reductions, copies, AMX) or values without
 // its tile knobs.
 // Whether RegisterTileEstimate knows the template (its values may still lack the knobs).

@@ -50,17 +50,39 @@ TEST(RegisterTileEstimate, MatmulTilesAndAccumulatorType) {
   const Problem mm = ParseKey("matmul:m=512,n=512,k=512:f32");
   const KnobValues tile = {{"tile_m1", "256"}, {"tile_n1", "256"}, {"tile_k1", "512"},
                            {"tile_m2", "6"},   {"tile_n2", "64"},  {"tile_k2", "8"}};
-  // 6 x 4 zmm: 24 FMAs against 10 loads per step. Padding: 512 rows in tiles of 6
-  // within tiles of 256 (each level against the whole dimension).
+  // 6 x 4 zmm: 24 FMAs against 10 loads per step, 12 cycles; 512 of them, then one
+  // trip of the 24 accumulators through memory (1.5 cycles each). Padding: 512 rows
+  // in tiles of 6 within tiles of 256 (each level against the whole dimension).
   EXPECT_DOUBLE_EQ(RegisterTileEstimate("matmul_packed", mm, tile, VectorRegisters::Avx512()).value(),
-                   512.0 / 516.0);
+                   512.0 / 516.0 * 6144 / (6144 + 36));
   // f64 accumulators: 8 lanes to a zmm.
   const Problem mm64 = ParseKey("matmul:m=512,n=512,k=512:f64");
   KnobValues tile64 = tile;
   tile64["tile_m2"] = "4";
   tile64["tile_n2"] = "4";  // 4 x half a zmm: 4 accumulators, half their lanes idle
+  // 4 cycles a step (the latency), 512 steps; one trip of 4 accumulators.
   EXPECT_DOUBLE_EQ(RegisterTileEstimate("matmul_packed", mm64, tile64, VectorRegisters::Avx512()).value(),
-                   (4.0 / 8) * 0.5);
+                   (4.0 / 8) * 0.5 * 2048 / (2048 + 6));
+}
+
+// Reduction tiles of k1 steps each end in a trip of the accumulators through memory:
+// a 4 x 4 zmm tile (16 FMAs, 8 cycles a step) over k = 513 in tiles of 3 makes 171
+// trips of 16 x 1.5 cycles, against 513 steps of 8 cycles; in one tile of 513, one.
+TEST(RegisterTileEstimate, ReductionTilesTakeTheAccumulatorsThroughMemory) {
+  const Problem bf16 = ParseKey("matmul:m=127,n=255,k=513:bf16");
+  auto estimate = [&](const char* k1) {
+    return RegisterTileEstimate("matmul_bf16_vnni", bf16,
+                                {{"n_padded", "256"}, {"tile_n1", "256"}, {"tile_k1", k1}, {"tile_m2", "4"}, {"tile_n2", "64"}},
+                                VectorRegisters::Avx512())
+        .value();
+  };
+  // Rows in 4s; n1 = 256 and n2 = 64 each against n = 255.
+  const double padding = 127.0 / 128 * (255.0 / 256) * (255.0 / 256);
+  EXPECT_DOUBLE_EQ(estimate("513"), padding * 4104 / (4104 + 24));
+  EXPECT_DOUBLE_EQ(estimate("3"), padding * 4104 / (4104 + 171 * 24));
+  EXPECT_LT(estimate("171"), estimate("513"));
+  // Templates without a reduction tile outside the register tile's loops have no trips.
+  EXPECT_DOUBLE_EQ(Conv58("4", "64", VectorRegisters::Avx512()), 1.0);
 }
 
 // A depthwise_2d_decomposed tile on AVX-512 (16 lanes).
