@@ -13,7 +13,8 @@ namespace {
 constexpr double kLoadsPerCycle = 2;
 constexpr double kStoresPerCycle = 1;
 constexpr double kShufflesPerCycle = 1;
-constexpr double kExtraUnrollCost = 0.02;  // the tie-break of transpose_estimate.h
+constexpr double kUnrollTieBreak = 0.02;  // the tie-break of transpose_estimate.h
+constexpr double kMostUnrolled = 4;
 
 // Shuffles of one tile: the known network of a lowering written for its shape, else the
 // inserts that pack narrow input rows into registers and a generic shuffle's two-source
@@ -74,7 +75,8 @@ std::optional<double> TransposeEstimate(const Problem& problem, const KnobValues
   const double live = 2.0 * static_cast<double>((r * c + lanes - 1) / lanes);
   const double room = static_cast<double>(registers.count);
   if (live > room) cycles *= 1 + 2 * (live - room) / live;  // each spilled vector: a store and a reload
-  cycles *= 1 + kExtraUnrollCost * (unroll - 1);
+  const bool beyond_l2 = problem.FootprintBytes() > static_cast<uint64_t>(kL2Bytes);
+  cycles *= 1 + kUnrollTieBreak * (beyond_l2 ? std::max(0.0, kMostUnrolled - unroll) : unroll - 1);
 
   const double ideal = 2.0 * static_cast<double>(r * c * e) / kStreamBytes;
   const double out_rows = static_cast<double>(n), out_cols = static_cast<double>(m);

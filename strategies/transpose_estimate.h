@@ -31,9 +31,13 @@ namespace mtune::strategies {
 //    (one insert a row) and becomes a generic shuffle whose output registers each
 //    gather their lanes from s input registers by s - 1 two-source permutes;
 //  - a tile held twice (as loaded and transposed) beyond the register file spills;
-//  - a tie-break: each column tile unrolled beyond the first costs 2% (more tiles in
-//    flight for the same stream), so among candidates at the stream rate the plain
-//    loop ranks first;
+//  - a tie-break on unrolled column tiles, which put more input lines in flight at
+//    once: within the L2 (input plus output up to kL2Bytes, memory_geometry.h), where
+//    lines arrive in time, each tile beyond the first costs 2%, so among candidates at
+//    the stream rate the plain loop ranks first (unrolled by 2 and 4 they measured
+//    0.88-0.96 of it on the two tables this was shaped on); beyond it each tile short
+//    of 4 costs 2% (transpose 384x640, 1.9 MiB, held out from the first version of
+//    this rule: its best were unrolled by 4, the plain loop measured 0.85-0.92 of them);
 //  - tiles that do not divide the output pad.
 // Blocks along rows, prefetches, streaming stores and the tile order are not rated.
 // nullopt for other families or values without the template's knobs.

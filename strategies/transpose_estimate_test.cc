@@ -81,9 +81,16 @@ TEST(TransposeEstimate, TilesHeldTwiceBeyondTheRegistersSpill) {
   EXPECT_DOUBLE_EQ(Estimate("16", "32", "shuffle_1d"), 128.0 / (32 * 15 * (1 + 2 * 32.0 / 64)));
 }
 
-TEST(TransposeEstimate, UnrolledColumnTilesBreakTies) {
+// Within the L2 (256 x 512: 1 MiB in and out) the plain loop ranks first; beyond it
+// (384 x 640: 1.9 MiB) the loop unrolled by 4.
+TEST(TransposeEstimate, UnrolledColumnTilesBreakTiesByTheL2) {
+  EXPECT_DOUBLE_EQ(Estimate("16", "16", "shuffle_16x16", kConflicting, "1"), 1.0);
   EXPECT_DOUBLE_EQ(Estimate("16", "16", "shuffle_16x16", kConflicting, "2"), 1 / 1.02);
   EXPECT_DOUBLE_EQ(Estimate("16", "16", "shuffle_16x16", kConflicting, "4"), 1 / 1.06);
+  const Problem beyond = TransposeProblem("transpose_2d:m=384,n=640:f32");
+  EXPECT_DOUBLE_EQ(Estimate("16", "16", "shuffle_16x16", beyond, "4"), 1.0);
+  EXPECT_DOUBLE_EQ(Estimate("16", "16", "shuffle_16x16", beyond, "2"), 1 / 1.04);
+  EXPECT_DOUBLE_EQ(Estimate("16", "16", "shuffle_16x16", beyond, "1"), 1 / 1.06);
 }
 
 // 200 x 328 output columns by rows: 16 x 16 tiles cover 208 x 336.
