@@ -27,7 +27,8 @@ struct Rated {
 };
 
 std::string KnobsOf(const mtune::bench::ReplayTable& truth, uint64_t index) {
-  auto values = mtune::search::ValuesFromPoint(truth.table.space, mtune::search::PointAtIndex(truth.table.space, index));
+  auto values =
+      mtune::search::ValuesFromPoint(truth.table.space, mtune::search::PointAtIndex(truth.table.space, index));
   if (!values.ok()) return values.status().ToString();
   return absl::StrJoin(*values, " ", absl::PairFormatter("="));
 }
@@ -41,8 +42,10 @@ int Report(const std::string& path, double top, size_t show) {
   }
   const mtune::search::SearchOptions options = mtune::bench::ReplayOptions(truth, {});
   if (!options.estimate || truth.optimum <= 0) {
-    printf("%s: %s, template %s: no estimate (none knows the kernel, or the table records no register file or no OK row)\n\n",
-           path.c_str(), truth.problem.Key().c_str(), truth.template_name.c_str());
+    printf(
+        "%s: %s, template %s: no estimate (none knows the kernel, or the table records no register file or no OK "
+        "row)\n\n",
+        path.c_str(), truth.problem.Key().c_str(), truth.template_name.c_str());
     return 0;
   }
   std::vector<Rated> rated;
@@ -74,12 +77,14 @@ int Report(const std::string& path, double top, size_t show) {
                                      [](const Rated& a, const Rated& b) { return a.measured < b.measured; });
   printf("%s: %s, %zu candidates, %zu within 95%% of the best\n", path.c_str(), truth.problem.Key().c_str(),
          rated.size(), within95);
-  printf("  rated within %.0f%% of the best rating: %zu, of which %zu within 95%% (%.0f%%); their median %.1f%% of the best\n",
-         100 * (1 - top), top_set, top_within95, 100.0 * top_within95 / top_set,
-         100 * mtune::bench::Median(top_measured));
+  printf(
+      "  rated within %.0f%% of the best rating: %zu, of which %zu within 95%% (%.0f%%); their median %.1f%% of the "
+      "best\n",
+      100 * (1 - top), top_set, top_within95, 100.0 * top_within95 / top_set, 100 * mtune::bench::Median(top_measured));
   printf("  the best measured is rated %.3f of the best rating, rank %zu\n", best->rating,
-         static_cast<size_t>(std::count_if(rated.begin(), rated.end(),
-                                           [&](const Rated& r) { return r.rating > best->rating; })) + 1);
+         static_cast<size_t>(
+             std::count_if(rated.begin(), rated.end(), [&](const Rated& r) { return r.rating > best->rating; })) +
+             1);
   printf("  %-8s %9s  %s\n", "rating", "measured", "candidate");
   for (size_t i = 0; i < std::min(show, rated.size()); ++i)
     printf("  %-8.3f %8.1f%%  %s\n", rated[i].rating, 100 * rated[i].measured, KnobsOf(truth, rated[i].index).c_str());
@@ -95,7 +100,8 @@ int main(int argc, char** argv) {
   double top = 0.99;
   size_t show = 10;
   app.add_option("tables", tables, "ground-truth tables (bench/data/*.csv)")->required()->check(CLI::ExistingFile);
-  app.add_option("--top", top, "the share of the best rating a candidate needs to be in the top set (model.estimate_top)")
+  app.add_option("--top", top,
+                 "the share of the best rating a candidate needs to be in the top set (model.estimate_top)")
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
   app.add_option("--show", show, "best-rated candidates to list per table")->capture_default_str();

@@ -1,9 +1,9 @@
 // The memory system the kernel estimates of streaming kernels count against: the rate
-// a core's L2 feeds it, the L2's size, and which lines of a loop's working set share
-// one set of the L1 data cache (whether lines survive until they are used again). None
-// is recorded in a target, so these are what every current x86 core shares: 32 bytes
-// a cycle, 1 MiB, ways of 4 KiB (a virtually indexed L1D with 4 KiB pages has them),
-// 64-byte lines, and 8 ways, the fewest of current cores. No MLIR.
+// a core's L2 feeds it, and which lines of a loop's working set share one set of the
+// L1 data cache (whether lines survive until they are used again). Neither is
+// recorded in a target, so these are what every current x86 core shares: 32 bytes a
+// cycle, ways of 4 KiB (a virtually indexed L1D with 4 KiB pages has them), 64-byte
+// lines, and 8 ways, the fewest of current cores. No MLIR.
 #pragma once
 
 #include <cstdint>
@@ -12,9 +12,6 @@
 namespace mtune::strategies {
 
 inline constexpr double kStreamBytes = 32;  // a cycle, between the L2 and the core
-// The smallest L2 of current x86 server cores (Zen 4 and Zen 5; Intel's hold 1.25-2
-// MiB): a working set within it is served at the stream rate on every one of them.
-inline constexpr int64_t kL2Bytes = 1 << 20;
 inline constexpr int64_t kL1WayBytes = 4096;
 inline constexpr int64_t kL1LineBytes = 64;
 inline constexpr int64_t kL1Ways = 8;

@@ -13,8 +13,6 @@ namespace {
 constexpr double kLoadsPerCycle = 2;
 constexpr double kStoresPerCycle = 1;
 constexpr double kShufflesPerCycle = 1;
-constexpr double kUnrollTieBreak = 0.02;  // the tie-break of transpose_estimate.h
-constexpr double kMostUnrolled = 4;
 
 // Shuffles of one tile: the known network of a lowering written for its shape, else the
 // inserts that pack narrow input rows into registers and a generic shuffle's two-source
@@ -53,10 +51,9 @@ std::optional<double> TransposeEstimate(const Problem& problem, const KnobValues
   const std::optional<double> tile_r = PositiveKnob(values, "tile_r"), tile_c = PositiveKnob(values, "tile_c");
   auto lowering = values.find("transpose_lowering");
   if (m <= 0 || n <= 0 || !tile_r || !tile_c || lowering == values.end()) return std::nullopt;
-  const double unroll = PositiveKnob(values, "unroll_c").value_or(1);
   const double block_c = PositiveKnob(values, "block_c").value_or(0);  // 0: unblocked
   // Knob values are whole counts; anything else rates nothing.
-  if (*tile_r < 1 || *tile_c < 1 || unroll < 1) return std::nullopt;
+  if (*tile_r < 1 || *tile_c < 1) return std::nullopt;
   const auto operands = problem.Operands();
   if (operands.empty()) return std::nullopt;
   const int64_t e = operands.front().ElementBytes();
@@ -66,7 +63,8 @@ std::optional<double> TransposeEstimate(const Problem& problem, const KnobValues
 
   const int64_t swept_rows = block_c >= 1 ? std::min(m, static_cast<int64_t>(block_c)) : m;
   const double segment = static_cast<double>(r * e);
-  const double read = c * (InputLinesKept(swept_rows, n * e) ? segment : std::ceil(segment / kL1LineBytes) * kL1LineBytes);
+  const double read =
+      c * (InputLinesKept(swept_rows, n * e) ? segment : std::ceil(segment / kL1LineBytes) * kL1LineBytes);
   const double written = static_cast<double>(r * c * e);
   const double loads = static_cast<double>(c * ((r + lanes - 1) / lanes));
   const double stores = static_cast<double>(r * ((c + lanes - 1) / lanes));
@@ -75,8 +73,6 @@ std::optional<double> TransposeEstimate(const Problem& problem, const KnobValues
   const double live = 2.0 * static_cast<double>((r * c + lanes - 1) / lanes);
   const double room = static_cast<double>(registers.count);
   if (live > room) cycles *= 1 + 2 * (live - room) / live;  // each spilled vector: a store and a reload
-  const bool beyond_l2 = problem.FootprintBytes() > static_cast<uint64_t>(kL2Bytes);
-  cycles *= 1 + kUnrollTieBreak * (beyond_l2 ? std::max(0.0, kMostUnrolled - unroll) : unroll - 1);
 
   const double ideal = 2.0 * static_cast<double>(r * c * e) / kStreamBytes;
   const double out_rows = static_cast<double>(n), out_cols = static_cast<double>(m);

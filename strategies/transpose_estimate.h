@@ -21,8 +21,9 @@ namespace mtune::strategies {
 //    next tiles along the row before it leaves the L1, so writes count their bytes.
 //    An input line is read again by the next band of rows only after the band has
 //    swept a line of every input row it crosses (m of them, or block_c in column
-//    blocks); where those lines overflow one L1 set (memory_geometry.h) every visit fetches
-//    whole lines, so rows of r elements narrower than a line move more than they use;
+//    blocks); where those lines overflow one L1 set (memory_geometry.h) every visit
+//    fetches whole lines, so rows of r elements narrower than a line move more than
+//    they use;
 //  - its loads (2 a cycle) and stores (1 a cycle);
 //  - its shuffles, one a cycle: the two lowerings written for one shape emit their
 //    known networks, 4 stages of 16 for shuffle_16x16 (16 x 16 of 4-byte elements in
@@ -31,15 +32,13 @@ namespace mtune::strategies {
 //    (one insert a row) and becomes a generic shuffle whose output registers each
 //    gather their lanes from s input registers by s - 1 two-source permutes;
 //  - a tile held twice (as loaded and transposed) beyond the register file spills;
-//  - a tie-break on unrolled column tiles, which put more input lines in flight at
-//    once: within the L2 (input plus output up to kL2Bytes, memory_geometry.h), where
-//    lines arrive in time, each tile beyond the first costs 2%, so among candidates at
-//    the stream rate the plain loop ranks first (unrolled by 2 and 4 they measured
-//    0.88-0.96 of it on the two tables this was shaped on); beyond it each tile short
-//    of 4 costs 2% (transpose 384x640, 1.9 MiB, held out from the first version of
-//    this rule: its best were unrolled by 4, the plain loop measured 0.85-0.92 of them);
 //  - tiles that do not divide the output pad.
-// Blocks along rows, prefetches, streaming stores and the tile order are not rated.
+// Blocks along rows, prefetches, streaming stores, the tile order and unrolling are
+// not rated. Unrolling was, as a 2% tie-break per unrolled tile, first against it
+// (the plain loop measured best on the two tables the rule was shaped on), then
+// against it only within a 1 MiB L2: of the two tables held out from those versions,
+// transpose 384x640 and 200x328 (Intel Xeon, 2 MiB L2: both within it), the best
+// of each were unrolled by 4, so the sign is the host's, not the footprint's.
 // nullopt for other families or values without the template's knobs.
 std::optional<double> TransposeEstimate(const Problem& problem, const KnobValues& values,
                                         const VectorRegisters& registers);

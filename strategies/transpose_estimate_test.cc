@@ -67,9 +67,10 @@ TEST(TransposeEstimate, NarrowRowTilesFetchWholeLinesOnlyWhereTheSweepOverflowsA
   // Blocks of 16 output columns sweep only 16 input rows, 8 in each of two sets: kept
   // even 2 KiB apart. Blocks of 32 put 16 in a set.
   auto blocked = [](const char* block_c) {
-    return TransposeEstimate(kConflicting,
-                             {{"tile_r", "2"}, {"tile_c", "8"}, {"transpose_lowering", "shuffle_1d"}, {"block_c", block_c}},
-                             VectorRegisters::Avx512())
+    return TransposeEstimate(
+               kConflicting,
+               {{"tile_r", "2"}, {"tile_c", "8"}, {"transpose_lowering", "shuffle_1d"}, {"block_c", block_c}},
+               VectorRegisters::Avx512())
         .value_or(-1);
   };
   EXPECT_DOUBLE_EQ(blocked("16"), 4.0 / 8);
@@ -81,16 +82,11 @@ TEST(TransposeEstimate, TilesHeldTwiceBeyondTheRegistersSpill) {
   EXPECT_DOUBLE_EQ(Estimate("16", "32", "shuffle_1d"), 128.0 / (32 * 15 * (1 + 2 * 32.0 / 64)));
 }
 
-// Within the L2 (256 x 512: 1 MiB in and out) the plain loop ranks first; beyond it
-// (384 x 640: 1.9 MiB) the loop unrolled by 4.
-TEST(TransposeEstimate, UnrolledColumnTilesBreakTiesByTheL2) {
-  EXPECT_DOUBLE_EQ(Estimate("16", "16", "shuffle_16x16", kConflicting, "1"), 1.0);
-  EXPECT_DOUBLE_EQ(Estimate("16", "16", "shuffle_16x16", kConflicting, "2"), 1 / 1.02);
-  EXPECT_DOUBLE_EQ(Estimate("16", "16", "shuffle_16x16", kConflicting, "4"), 1 / 1.06);
-  const Problem beyond = TransposeProblem("transpose_2d:m=384,n=640:f32");
-  EXPECT_DOUBLE_EQ(Estimate("16", "16", "shuffle_16x16", beyond, "4"), 1.0);
-  EXPECT_DOUBLE_EQ(Estimate("16", "16", "shuffle_16x16", beyond, "2"), 1 / 1.04);
-  EXPECT_DOUBLE_EQ(Estimate("16", "16", "shuffle_16x16", beyond, "1"), 1 / 1.06);
+// Unrolled column tiles measured best on some tables and worst on others: not rated.
+TEST(TransposeEstimate, UnrollingIsNotRated) {
+  EXPECT_DOUBLE_EQ(Estimate("16", "16", "shuffle_16x16", kConflicting, "2"), 1.0);
+  EXPECT_DOUBLE_EQ(Estimate("16", "16", "shuffle_16x16", kConflicting, "4"), 1.0);
+  EXPECT_DOUBLE_EQ(Estimate("8", "8", "shuffle_1d", kConflicting, "4"), Estimate("8", "8", "shuffle_1d"));
 }
 
 // 200 x 328 output columns by rows: 16 x 16 tiles cover 208 x 336.
