@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "strategies/memory_geometry.h"
@@ -37,6 +38,8 @@ double Shuffles(const std::string& lowering, int64_t r, int64_t c, int64_t eleme
 // Whether an input line survives in the L1 until the next band of output rows reads
 // the rest of it: the band sweeps one line of each of `rows` input rows first.
 bool InputLinesKept(int64_t rows, int64_t row_bytes) {
+  // More lines than the whole L1 holds never fit (and a long sweep is not listed).
+  if (rows > kL1Ways * (kL1WayBytes / kL1LineBytes)) return false;
   std::vector<int64_t> addresses;
   for (int64_t row = 0; row < rows; ++row) addresses.push_back(row * row_bytes);
   return MostLinesInOneL1Set(addresses) <= kL1Ways;
