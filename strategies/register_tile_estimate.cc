@@ -81,12 +81,13 @@ std::optional<double> RegisterTileEstimate(std::string_view template_name, const
   const double fmas = *rows * vectors, loads = LoadsPerStep(*tile, problem, *rows, vectors);
   const double step_slots = std::max({fmas, loads, kFmasInFlight});
   double estimate = fmas / step_slots;
-  // Reduction tiles of `steps` steps each take the accumulators through memory once.
+  // The reduction's steps, cut into tiles of k1, take the accumulators through memory
+  // once per tile.
   const double steps = static_cast<double>(tile->reduction.empty() ? 0 : problem.Dim(std::string(tile->reduction)));
   if (const std::optional<double> k1 = PositiveKnob(values, tile->reduction_tile); steps > 0 && k1) {
     const double step_cycles = step_slots / kFmaPorts;
-    const double round_trips = std::ceil(steps / *k1) * fmas * kRoundTripCyclesPerAccumulator;
-    estimate *= steps * step_cycles / (steps * step_cycles + round_trips);
+    const double trip_cycles = std::ceil(steps / *k1) * fmas * kRoundTripCyclesPerAccumulator;
+    estimate *= steps * step_cycles / (steps * step_cycles + trip_cycles);
   }
   estimate *= *cols / (vectors * lanes);
   for (const auto& [name, value] : values) {
