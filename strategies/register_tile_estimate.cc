@@ -21,6 +21,20 @@ enum class TileFeed {
   kSlidingWindow,
 };
 
+// The accumulators a template's register constraint allows (its mtune.rule): the
+// estimate rates a tile beyond it as spilling, which ground-truth tables measured
+// on an earlier version of a template still hold.
+enum class RegisterBudget {
+  // (rows + 1) x vectors fit all registers but one (matmuls, conv_1d_tiled).
+  kAllButOneLessAVectorRow,
+  // (rows + 1) x vectors and the broadcast operand's registers fit all registers
+  // (conv_2d_decomposed).
+  kAllLessAVectorRowAndTheBroadcast,
+  // rows x vectors take at most half the registers; the rest hold filter taps and
+  // inputs (depthwise convolutions).
+  kHalf,
+};
+
 // The knobs of a template's register tile: `rows` x `cols` accumulators, `cols` in
 // vector lanes; and the cache tile of the reduction (`reduction_tile` of the problem
 // dimension `reduction`) outside the register tile's loops, at the end of which the
@@ -29,16 +43,20 @@ enum class TileFeed {
 struct RegisterTileKnobs {
   std::string_view template_name, rows, cols;
   TileFeed feed;
+  RegisterBudget budget;
   std::string_view reduction_tile = "", reduction = "";
 };
 constexpr RegisterTileKnobs kRegisterTiles[] = {
-    {"conv_2d_decomposed", "tile_ow", "tile_f", TileFeed::kBroadcast},
-    {"conv_1d_tiled", "tile_ow", "tile_f", TileFeed::kBroadcast},
-    {"matmul_packed", "tile_m2", "tile_n2", TileFeed::kBroadcast, "tile_k1", "k"},
-    {"matmul_2level", "tile_m2", "tile_n2", TileFeed::kBroadcast, "tile_k1", "k"},
-    {"matmul_bf16_vnni", "tile_m2", "tile_n2", TileFeed::kBroadcast, "tile_k1", "k"},
-    {"depthwise_2d_decomposed", "tile_ow", "tile_c", TileFeed::kSlidingWindow},
-    {"depthwise_1d_tiled", "tile_ow", "tile_c", TileFeed::kSlidingWindow},
+    {"conv_2d_decomposed", "tile_ow", "tile_f", TileFeed::kBroadcast, RegisterBudget::kAllLessAVectorRowAndTheBroadcast},
+    {"conv_1d_tiled", "tile_ow", "tile_f", TileFeed::kBroadcast, RegisterBudget::kAllButOneLessAVectorRow},
+    {"matmul_packed", "tile_m2", "tile_n2", TileFeed::kBroadcast, RegisterBudget::kAllButOneLessAVectorRow, "tile_k1",
+     "k"},
+    {"matmul_2level", "tile_m2", "tile_n2", TileFeed::kBroadcast, RegisterBudget::kAllButOneLessAVectorRow, "tile_k1",
+     "k"},
+    {"matmul_bf16_vnni", "tile_m2", "tile_n2", TileFeed::kBroadcast, RegisterBudget::kAllButOneLessAVectorRow, "tile_k1",
+     "k"},
+    {"depthwise_2d_decomposed", "tile_ow", "tile_c", TileFeed::kSlidingWindow, RegisterBudget::kHalf},
+    {"depthwise_1d_tiled", "tile_ow", "tile_c", TileFeed::kSlidingWindow, RegisterBudget::kHalf},
 };
 
 // FMAs one step needs in flight to hide the FMA latency: 4 cycles x 2 FMA ports.
@@ -65,6 +83,20 @@ double LoadsPerStep(const RegisterTileKnobs& tile, const Problem& problem, doubl
   return (inputs + kw) * vectors / kw;
 }
 
+// Accumulators of a tile `vectors` wide that its template keeps in registers.
+double AccumulatorBudget(const RegisterTileKnobs& tile, const VectorRegisters& registers, double vectors) {
+  const double count = static_cast<double>(registers.count);
+  switch (tile.budget) {
+    case RegisterBudget::kAllButOneLessAVectorRow:
+      return count - 1 - vectors;
+    case RegisterBudget::kAllLessAVectorRowAndTheBroadcast:
+      return count - vectors - static_cast<double>(registers.BroadcastRegisters());
+    case RegisterBudget::kHalf:
+      return count / 2;
+  }
+  return count;
+}
+
 }  // namespace
 
 bool HasRegisterTileEstimate(std::string_view template_name) { return FindRegisterTile(template_name) != nullptr; }
@@ -79,7 +111,10 @@ std::optional<double> RegisterTileEstimate(std::string_view template_name, const
   const double lanes = static_cast<double>(registers.bytes) / (problem.AccumulatorType() == "f64" ? 8 : 4);
   const double vectors = std::ceil(*cols / lanes);
   const double fmas = *rows * vectors, loads = LoadsPerStep(*tile, problem, *rows, vectors);
-  const double step_slots = std::max({fmas, loads, kFmasInFlight});
+  // Accumulators beyond the budget spill: each goes through memory every step.
+  const double spilled = std::max(0.0, fmas - AccumulatorBudget(*tile, registers, vectors));
+  const double step_slots =
+      std::max({fmas, loads, kFmasInFlight}) + spilled * kRoundTripCyclesPerAccumulator * kFmaPorts;
   double estimate = fmas / step_slots;
   // The reduction's steps, cut into tiles of k1, take the accumulators through memory
   // once per tile.

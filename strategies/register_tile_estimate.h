@@ -27,15 +27,16 @@ namespace mtune::strategies {
 //    loops (tile_k1 of the matmul templates) the accumulators go through memory: a
 //    load (2 a cycle) and a store (1 a cycle) each, ceil(k / k1) times per tile of
 //    output, against the k steps' cycles;
+//  - accumulators beyond those the template's register constraint allows (tables
+//    measured on an earlier template hold such tiles) spill: each goes through
+//    memory, a load and a store, on every step;
 //  - lanes of the last vector beyond `cols` are wasted;
 //  - work on the padding of partial tiles (every tile_<dim><level> knob against its
 //    problem dimension) is wasted.
 // Caches, packing copies, loop orders and lowerings are not modelled: it tells tile
-// shapes and reduction tiles apart, not the other candidates of one of them, nor
-// register spills (the templates' constraints keep accumulators within the register
-// file). nullopt for a template it does not know
-// (its inner kernel is not such a tile: reductions, copies, AMX) or values without
-// its tile knobs.
+// shapes and reduction tiles apart, not the other candidates of one of them. nullopt
+// for a template it does not know (its inner kernel is not such a tile: reductions,
+// copies, AMX) or values without its tile knobs.
 // Whether RegisterTileEstimate knows the template (its values may still lack the knobs).
 bool HasRegisterTileEstimate(std::string_view template_name);
 

@@ -35,8 +35,9 @@ TEST(RegisterTileEstimate, TooFewAccumulatorsWaitOnTheFmaLatency) {
 
 // One row of one vector loads as much as it multiplies: the loads bound it.
 TEST(RegisterTileEstimate, LoadsBoundThinTiles) {
-  // 1 x 64 on AVX2: 8 accumulators, 1 broadcast + 8 vector loads per step.
-  EXPECT_DOUBLE_EQ(Conv58("1", "64", kYmm16), 8.0 / 9.0);
+  // 1 x 64 in ymm (32 of them, AVX-512VL): 8 accumulators, 1 broadcast + 8 vector
+  // loads per step.
+  EXPECT_DOUBLE_EQ(Conv58("1", "64", VectorRegisters{32, 32}), 8.0 / 9.0);
 }
 
 // Work on the padding of a partial last tile is wasted: 6 columns cover 56 in 60.
@@ -116,6 +117,21 @@ TEST(RegisterTileEstimate, DepthwiseTilesAreBoundByTheFmaLatency) {
       RegisterTileEstimate("depthwise_1d_tiled", pointwise, {{"tile_ow", "8"}, {"tile_c", "16"}}, VectorRegisters::Avx512())
           .value(),
       8.0 / 9.0);
+}
+
+// Accumulators beyond the template's register constraint spill, and each goes
+// through memory (a load at 2 a cycle, a store at 1) on every step.
+TEST(RegisterTileEstimate, SpillingTilesGoThroughMemoryEveryStep) {
+  // conv_2d_decomposed on AVX2 keeps (rows + 1) x vectors plus the broadcast within
+  // 16 ymm: 1 x 8 ymm has 8 accumulators and room for 7; its step of 9 load slots
+  // gains 1.5 cycles (3 slots).
+  EXPECT_DOUBLE_EQ(Conv58("1", "64", kYmm16), 8.0 / 12.0);
+  // Within the constraint nothing changes: 4 x 2 ymm, (4 + 1) x 2 + 1 = 11 registers.
+  EXPECT_DOUBLE_EQ(Conv58("4", "16", kYmm16), 1.0);
+  // Depthwise tiles keep at most half the registers for accumulators: 8 x 4 zmm holds
+  // 32, 16 of them spilled; 32 FMAs a step take 32 + 16 x 3 slots.
+  EXPECT_DOUBLE_EQ(Depthwise(kDepthwise58, "8", "64"), 32.0 / 80.0);
+  EXPECT_DOUBLE_EQ(Depthwise(kDepthwise58, "8", "32"), 1.0);  // 16 accumulators fit
 }
 
 TEST(RegisterTileEstimate, NoneForOtherTemplatesOrMissingKnobs) {
