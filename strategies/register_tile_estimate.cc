@@ -26,6 +26,10 @@ enum class TileFeed {
 // on an earlier version of a template still hold.
 enum class RegisterBudget {
   // (rows + 1) x vectors fit all registers but one (matmuls, conv_1d_tiled).
+  // matmul_2level states no such constraint and gets matmul_packed's: its 16 x 2
+  // zmm tiles (32 accumulators, 3 beyond it: a step of 32 FMAs takes 41 slots, 0.78)
+  // measured at most 0.78 of the best on bench/data/matmul_256x256x256_f32.csv,
+  // where 8 x 2 zmm tiles hold the best.
   kAllButOneLessAVectorRow,
   // (rows + 1) x vectors and the broadcast operand's registers fit all registers
   // (conv_2d_decomposed).
