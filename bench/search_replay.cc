@@ -59,6 +59,7 @@ bool SetParam(mtune::search::SearchOptions& o, const std::string& setting) {
       {"genetic.elites", [&](double x) { o.genetic.elites = uint32_t(x); }},
       {"genetic.mutation_rate", [&](double x) { o.genetic.mutation_rate = x; }},
       {"genetic.selection_power", [&](double x) { o.genetic.selection_power = x; }},
+      {"genetic.estimate_top", [&](double x) { o.genetic.estimate_top = x; }},
       {"annealing.initial_temperature", [&](double x) { o.annealing.initial_temperature = x; }},
       {"annealing.cooling", [&](double x) { o.annealing.cooling = x; }},
       {"annealing.restart_after", [&](double x) { o.annealing.restart_after = uint32_t(x); }},

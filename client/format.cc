@@ -296,8 +296,9 @@ std::string FormatProgress(const mtune::v1::Job& job) {
                           " stored results of nearest problems");
     if (p.estimated_start())
       note = absl::StrCat(note, note.empty() ? "" : "; ",
-                          p.warm_start_prior() > 0 ? "the kernel estimate weighs the model's first batch"
-                                                   : "model starts from the kernel estimate's best candidates");
+                          job.spec().search() == "genetic" ? "genetic's first generation is the kernel estimate's best candidates"
+                          : p.warm_start_prior() > 0       ? "the kernel estimate weighs the model's first batch"
+                                                           : "model starts from the kernel estimate's best candidates");
     if (!p.waiting_for().empty())
       note = absl::StrCat(note, note.empty() ? "" : "; ", "waiting for ", p.waiting_for());
     out += absl::StrFormat("  %-*s %13s %7u %24s  %s\n", key_width, p.problem(), trials,

@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <cmath>
 #include <deque>
+#include <functional>
+#include <iterator>
 
+#include "search/estimated_start.h"
 #include "search/sampler.h"
 #include "search/search_base.h"
 
@@ -14,17 +17,23 @@ namespace {
 // neighbourhood most children are duplicates or break constraints.
 constexpr int kChildAttempts = 64;
 
+// Points the estimated first generation is chosen among in spaces larger than this
+// (a random sample of it), as ModelParams::pool does for the model's.
+constexpr uint32_t kEstimatePool = 4096;
+
 // Results arrive asynchronously (a worker pool keeps several candidates in flight), so
 // a generation is "the last `population` results" rather than a lock-step batch:
 // the parents are those plus the elites, and every proposal is a fresh child of them.
-// Until the first generation is measured, children are random points.
+// Until the first generation is measured, children are random points, or with an
+// estimate the points it rates best (GeneticParams::estimate_top).
 class GeneticSearch final : public SearchBase {
  public:
   GeneticSearch(const Space& space, const SearchOptions& options)
       : SearchBase("genetic", space, options),
         params_(options.genetic),
         sampler_(this->space(), options.seed),
-        max_rejections_(options.max_consecutive_rejections) {
+        max_rejections_(options.max_consecutive_rejections),
+        estimate_(options.estimate) {
     params_.population = std::max<uint32_t>(params_.population, 3);
     params_.elites = std::min(params_.elites, params_.population);
   }
@@ -51,6 +60,20 @@ class GeneticSearch final : public SearchBase {
     if (bred && params_.generations != 0 &&
         observed_ / params_.population > params_.generations)
       return std::nullopt;
+    if (!bred && !started_) {
+      started_ = true;
+      if (estimate_ && params_.estimate_top > 0) {
+        std::vector<Point> start =
+            EstimatedStart(space(), estimate_, params_.estimate_top, params_.population, kEstimatePool,
+                           [this](const Point& p) { return Acceptable(p); }, sampler_.rng());
+        start_.assign(std::make_move_iterator(start.begin()), std::make_move_iterator(start.end()));
+      }
+    }
+    while (!bred && !start_.empty()) {
+      Point next = std::move(start_.front());
+      start_.pop_front();
+      if (Acceptable(next)) return next;
+    }
     if (bred) {
       std::vector<const Member*> parents;
       for (const Member& m : generation_) parents.push_back(&m);
@@ -106,6 +129,10 @@ class GeneticSearch final : public SearchBase {
   GeneticParams params_;
   RandomSampler sampler_;
   const uint64_t max_rejections_;
+  const std::function<double(const Point&)> estimate_;
+  // The estimated first generation, not yet proposed; drawn on the first proposal.
+  std::deque<Point> start_;
+  bool started_ = false;
   std::deque<Member> generation_;
   std::vector<Member> elites_;
   uint64_t observed_ = 0;

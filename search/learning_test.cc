@@ -273,6 +273,33 @@ TEST(Model, EstimateChoosesTheInitialPoints) {
   EXPECT_GT(t0.size(), 1u);
 }
 
+// Genetic draws its first generation (population 16) the same way: all 16 first
+// proposals take t0 == 3 and have an estimate, seeded; then it breeds. With
+// estimate_top = 0 the first generation is random.
+TEST(Genetic, EstimateChoosesTheFirstGeneration) {
+  SearchOptions options;
+  options.estimate = [](const Point& p) {
+    if (p[1] == 0) return std::nan("");
+    return p[0] == 3 ? 1.0 : 0.5;
+  };
+  for (uint64_t seed = 0; seed < 5; ++seed) {
+    const Trace run = Tune("genetic", seed, 16, 4, options);
+    ASSERT_EQ(run.proposed.size(), 16u);
+    for (const Point& p : run.proposed) {
+      EXPECT_EQ(p[0], 3u) << "seed " << seed;
+      EXPECT_NE(p[1], 0u) << "seed " << seed;
+    }
+  }
+  EXPECT_EQ(Tune("genetic", 1, 40, 4, options).proposed, Tune("genetic", 1, 40, 4, options).proposed);
+  EXPECT_NE(Tune("genetic", 1, 16, 4, options).proposed, Tune("genetic", 2, 16, 4, options).proposed);
+  options.genetic.estimate_top = 0;
+  std::set<uint32_t> t0;
+  for (const Point& p : Tune("genetic", 0, 16, 4, options).proposed) t0.insert(p[0]);
+  EXPECT_GT(t0.size(), 1u);
+  options.genetic.estimate_top = 1.5;
+  EXPECT_FALSE(MakeSearch("genetic", SixTileKnobsSpace(), options).ok());
+}
+
 // The ranking objective (and the capped training set, and the additive slots) must
 // still climb the bowl better than random does (fixed seeds: no flakes).
 TEST(Model, RankingAndAdditiveSlotsSteerTowardsThePeak) {

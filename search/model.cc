@@ -7,6 +7,7 @@
 #include <numeric>
 
 #include "absl/container/flat_hash_map.h"
+#include "search/estimated_start.h"
 #include "search/gbt_ensemble.h"
 #include "search/sampler.h"
 #include "search/search_base.h"
@@ -159,48 +160,12 @@ class ModelSearch final : public SearchBase {
     }
   }
 
-  // initial_random_ points drawn at random from the unseen valid points (all of them
-  // in small spaces, a sample of `pool` in larger ones) whose estimate is within
-  // estimate_top of the best estimate among them. Fewer when there are fewer such
-  // points; the random sampler fills in, as it does when no point has an estimate.
+  // initial_random_ points drawn from those the estimate rates within estimate_top
+  // of its best (estimated_start.h).
   void EstimatedDesign() {
-    std::vector<Point> candidates;
-    const uint64_t size = SpaceSize(space());
-    if (size <= params_.pool) {
-      for (uint64_t i = 0; i < size; ++i)
-        if (Point p = PointAtIndex(space(), i); Acceptable(p)) candidates.push_back(std::move(p));
-    } else {
-      absl::flat_hash_set<Point> drawn;
-      for (uint32_t draws = 0; draws < 4 * params_.pool && candidates.size() < params_.pool; ++draws) {
-        Point p(space().knobs.size());
-        for (size_t k = 0; k < p.size(); ++k)
-          p[k] = static_cast<uint32_t>(UniformBelow(sampler_.rng(), space().knobs[k].options.size()));
-        if (drawn.insert(p).second && Acceptable(p)) candidates.push_back(std::move(p));
-      }
-    }
-    const std::vector<double> estimates = RelativeEstimates(candidates);
-    if (estimates.empty()) return;
-    std::vector<Point> top;
-    for (size_t i = 0; i < candidates.size(); ++i)
-      if (estimates[i] >= params_.estimate_top) top.push_back(std::move(candidates[i]));
-    for (size_t i = top.size(); i > 1; --i) std::swap(top[i - 1], top[UniformBelow(sampler_.rng(), i)]);
-    top.resize(std::min<size_t>(top.size(), initial_random_));
-    for (Point& p : top) queue_.push_back(std::move(p));
-  }
-
-  // Each point's estimate over the best among `points` (no estimate: 0); empty when
-  // none has a positive estimate.
-  std::vector<double> RelativeEstimates(const std::vector<Point>& points) const {
-    std::vector<double> estimates;
-    double best = 0;
-    for (const Point& p : points) {
-      const double e = estimate_(p);
-      estimates.push_back(std::isfinite(e) ? e : 0.0);
-      best = std::max(best, estimates.back());
-    }
-    if (best <= 0) return {};
-    for (double& e : estimates) e /= best;
-    return estimates;
+    for (Point& p : EstimatedStart(space(), estimate_, params_.estimate_top, initial_random_, params_.pool,
+                                   [this](const Point& p) { return Acceptable(p); }, sampler_.rng()))
+      queue_.push_back(std::move(p));
   }
 
   // The prior results the model learns from: all, or past max_prior the best half of
@@ -326,7 +291,7 @@ class ModelSearch final : public SearchBase {
     // weighed by the estimate relative to the pool's best: the prior knows which tiles
     // other problems liked, the estimate how this problem's extents pad them.
     std::vector<double> weight;
-    if (ok_count_ == 0 && !prior_.empty() && params_.estimate_with_prior && estimate_) weight = RelativeEstimates(pool);
+    if (ok_count_ == 0 && !prior_.empty() && params_.estimate_with_prior && estimate_) weight = RelativeEstimates(estimate_, pool);
     std::vector<double> gain(pool.size());
     for (size_t i = 0; i < pool.size(); ++i) {
       const Prediction& p = (*predictions)[i];

@@ -90,6 +90,9 @@ absl::StatusOr<std::unique_ptr<SearchAlgorithm>> MakeSearch(std::string_view nam
       options.model.exploration < 0 || options.model.exploration > 1) {
     return absl::InvalidArgumentError("mutation_rate and exploration must lie in [0, 1]");
   }
+  if (!(options.genetic.estimate_top >= 0 && options.genetic.estimate_top <= 1)) {
+    return absl::InvalidArgumentError("genetic estimate_top must lie in [0, 1]");
+  }
   if (!(options.genetic.selection_power >= 0 && options.genetic.selection_power <= 64)) {
     return absl::InvalidArgumentError("genetic selection_power must lie in [0, 64]");
   }

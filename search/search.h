@@ -63,6 +63,13 @@ struct GeneticParams {
   // needed fewer on every table where either needed more than 15, over four seed
   // sets of 40 (bench/README.md, session 29).
   double selection_power = 8;
+  // With SearchOptions::estimate: the first generation is drawn at random from the
+  // points whose estimate is at least this share of the best estimate (as
+  // ModelParams::estimate_top does for the model's initial points), not from the
+  // whole space. Where random search reaches 95% of the best within a generation (a
+  // plateau), a random first generation can only tie it. 0: a random first
+  // generation.
+  double estimate_top = 0.99;
 };
 
 // Simulated annealing over knob neighbourhoods (one knob moved to an adjacent option,
@@ -212,7 +219,8 @@ struct SearchOptions {
   std::vector<PriorResult> prior;
   // A first-principles estimate of a point's speed (any scale, higher is faster; NaN
   // where there is none) that `model` draws its initial points by (ModelParams::
-  // estimate_top); ignored by the other algorithms. Empty = none.
+  // estimate_top) and `genetic` its first generation (GeneticParams::estimate_top);
+  // ignored by the other algorithms. Empty = none.
   std::function<double(const Point&)> estimate;
 };
 

@@ -328,8 +328,8 @@ TEST_F(Cluster, SearchBudgetsReplayAndExplainThroughTheCli) {
   std::string out;
 
   // Trial budget, recorded seed; two runs with one seed propose the same candidates
-  // (6 trials stay within genetic's random first generation, so measurement noise
-  // cannot steer them apart).
+  // (6 trials stay within genetic's first generation, drawn from the candidates the
+  // kernel estimate rates best, so measurement noise cannot steer them apart).
   std::vector<std::vector<std::string>> orders;
   for (int run = 0; run < 2; ++run) {
     ASSERT_EQ(RunCommand(cli + "submit" + at + " --problem " + kSmallProblem +
@@ -351,7 +351,9 @@ TEST_F(Cluster, SearchBudgetsReplayAndExplainThroughTheCli) {
     orders.push_back(*hashes);
   }
   EXPECT_EQ(orders[0], orders[1]);
-  EXPECT_FALSE(GetJob(SubmittedJobId(out)).progress(0).estimated_start()) << "only model draws by the estimate";
+  EXPECT_TRUE(GetJob(SubmittedJobId(out)).progress(0).estimated_start());
+  ASSERT_EQ(RunCommand(cli + "status " + std::to_string(SubmittedJobId(out)) + at, &out), 0) << out;
+  EXPECT_NE(out.find("genetic's first generation is the kernel estimate's best candidates"), std::string::npos) << out;
 
   // A model job without a prior starts from the candidates the kernel estimate rates
   // best, and status says so.
