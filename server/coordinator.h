@@ -183,7 +183,8 @@ class Coordinator {
     uint32_t warm_start_seeds = 0;
     // Stored results of the nearest problems given to `model` as its prior.
     uint32_t warm_start_prior = 0;
-    // `model` draws its initial points by the kernel estimate (ProblemProgress).
+    // `model` draws its initial points, or `genetic` its first generation, by the
+    // kernel estimate (ProblemProgress).
     bool estimated_start = false;
     std::vector<double> scores;  // each stored result's figure (strategies/figure.h; 0: failed), in order
     // A confirmation job's problem (JobSpec.confirm_top) proposes stored candidates
