@@ -240,62 +240,51 @@ TEST(Model, BalancedDesignCoversEveryOption) {
   }
 }
 
-// With an estimate and no prior, the initial points are drawn from those the estimate
-// rates within estimate_top of its best, at random among them (seeded), and only by
-// the model: an estimate of knob t0 alone (best at option 3; options 2 and 4 score
-// 0.5) confines the first 16 points to t0 == 3; with estimate_top = 0 they are spread
-// over the space. Points without an estimate (NaN) are never in the top.
-TEST(Model, EstimateChoosesTheInitialPoints) {
+// An estimate of knob t0 alone (best at option 3; options 2 and 4 score 0.5) and
+// none where t1 == 0 (NaN: never in the top).
+double EstimateOfT0(const Point& p) {
+  if (p[1] == 0) return std::nan("");
+  return p[0] == 3 ? 1.0 : 1.0 / (1.0 + (double(p[0]) - 3) * (double(p[0]) - 3));
+}
+
+// The first 16 proposals of `algorithm` with EstimateOfT0 all take t0 == 3 and have
+// an estimate, drawn at random among those (seeded: one seed replays, another
+// differs); with the estimate's top share set to 0 by `no_top` they spread over t0.
+void ExpectAStartFromTheEstimate(const std::string& algorithm, void (*no_top)(SearchOptions&)) {
   SearchOptions options;
-  options.estimate = [](const Point& p) {
-    if (p[1] == 0) return std::nan("");
-    return p[0] == 3 ? 1.0 : 1.0 / (1.0 + (double(p[0]) - 3) * (double(p[0]) - 3));
-  };
+  options.estimate = EstimateOfT0;
   for (uint64_t seed = 0; seed < 5; ++seed) {
-    options.seed = seed;
-    const Trace run = Tune("model", seed, 16, 4, options);
+    const Trace run = Tune(algorithm, seed, 16, 4, options);
     ASSERT_EQ(run.proposed.size(), 16u);
     for (const Point& p : run.proposed) {
-      EXPECT_EQ(p[0], 3u) << "seed " << seed;
-      EXPECT_NE(p[1], 0u) << "seed " << seed;
+      EXPECT_EQ(p[0], 3u) << algorithm << " seed " << seed;
+      EXPECT_NE(p[1], 0u) << algorithm << " seed " << seed;
     }
   }
-  EXPECT_EQ(Tune("model", 1, 40, 4, options).proposed, Tune("model", 1, 40, 4, options).proposed);
-  EXPECT_NE(Tune("model", 1, 16, 4, options).proposed, Tune("model", 2, 16, 4, options).proposed);
-  options.model.estimate_top = 0;
+  EXPECT_EQ(Tune(algorithm, 1, 40, 4, options).proposed, Tune(algorithm, 1, 40, 4, options).proposed);
+  EXPECT_NE(Tune(algorithm, 1, 16, 4, options).proposed, Tune(algorithm, 2, 16, 4, options).proposed);
+  no_top(options);
   std::set<uint32_t> t0;
-  for (const Point& p : Tune("model", 0, 16, 4, options).proposed) t0.insert(p[0]);
-  EXPECT_GT(t0.size(), 1u);
-  // The other algorithms ignore it.
-  options.model.estimate_top = 0.95;
-  t0.clear();
+  for (const Point& p : Tune(algorithm, 0, 16, 4, options).proposed) t0.insert(p[0]);
+  EXPECT_GT(t0.size(), 1u) << algorithm;
+}
+
+// With an estimate and no prior, the model's initial points are drawn from those the
+// estimate rates within estimate_top of its best.
+TEST(Model, EstimateChoosesTheInitialPoints) {
+  ExpectAStartFromTheEstimate("model", [](SearchOptions& o) { o.model.estimate_top = 0; });
+  // Random search ignores it.
+  SearchOptions options;
+  options.estimate = EstimateOfT0;
+  std::set<uint32_t> t0;
   for (const Point& p : Tune("random", 0, 16, 4, options).proposed) t0.insert(p[0]);
   EXPECT_GT(t0.size(), 1u);
 }
 
-// Genetic draws its first generation (population 16) the same way: all 16 first
-// proposals take t0 == 3 and have an estimate, seeded; then it breeds. With
-// estimate_top = 0 the first generation is random.
+// Genetic draws its first generation (population 16) the same way, then breeds.
 TEST(Genetic, EstimateChoosesTheFirstGeneration) {
+  ExpectAStartFromTheEstimate("genetic", [](SearchOptions& o) { o.genetic.estimate_top = 0; });
   SearchOptions options;
-  options.estimate = [](const Point& p) {
-    if (p[1] == 0) return std::nan("");
-    return p[0] == 3 ? 1.0 : 0.5;
-  };
-  for (uint64_t seed = 0; seed < 5; ++seed) {
-    const Trace run = Tune("genetic", seed, 16, 4, options);
-    ASSERT_EQ(run.proposed.size(), 16u);
-    for (const Point& p : run.proposed) {
-      EXPECT_EQ(p[0], 3u) << "seed " << seed;
-      EXPECT_NE(p[1], 0u) << "seed " << seed;
-    }
-  }
-  EXPECT_EQ(Tune("genetic", 1, 40, 4, options).proposed, Tune("genetic", 1, 40, 4, options).proposed);
-  EXPECT_NE(Tune("genetic", 1, 16, 4, options).proposed, Tune("genetic", 2, 16, 4, options).proposed);
-  options.genetic.estimate_top = 0;
-  std::set<uint32_t> t0;
-  for (const Point& p : Tune("genetic", 0, 16, 4, options).proposed) t0.insert(p[0]);
-  EXPECT_GT(t0.size(), 1u);
   options.genetic.estimate_top = 1.5;
   EXPECT_FALSE(MakeSearch("genetic", SixTileKnobsSpace(), options).ok());
 }
