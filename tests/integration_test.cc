@@ -60,9 +60,11 @@ class Cluster : public ::testing::Test {
     workers_.push_back(std::make_unique<Subprocess>(argv, dir_ + "/" + name + ".log"));
   }
 
-  // Waits until `n` workers are registered (calibration takes a moment).
+  // Waits until `n` workers are registered. Each calibrates first (FMA peak, copy
+  // bandwidth per cache level), and two calibrating at once beside other tests on a
+  // 2-core host took over 30 s (session 60's CI); 120 s, as tests/faults_test.cc.
   void WaitForWorkers(size_t n) {
-    for (int i = 0; i < 600; ++i) {
+    for (int i = 0; i < 2400; ++i) {
       if (Workers().workers_size() >= static_cast<int>(n)) return;
       SleepS(0.05);
     }
