@@ -294,11 +294,13 @@ std::string FormatProgress(const mtune::v1::Job& job) {
     if (p.warm_start_prior() > 0)
       note = absl::StrCat(note, note.empty() ? "" : "; ", "model prior: ", p.warm_start_prior(),
                           " stored results of nearest problems");
-    if (p.estimated_start())
-      note = absl::StrCat(note, note.empty() ? "" : "; ",
-                          job.spec().search() == "genetic" ? "genetic's first generation is the kernel estimate's best candidates"
-                          : p.warm_start_prior() > 0       ? "the kernel estimate weighs the model's first batch"
-                                                           : "model starts from the kernel estimate's best candidates");
+    if (p.estimated_start()) {
+      const char* start = job.spec().search() == "genetic"
+                              ? "genetic's first generation is the kernel estimate's best candidates"
+                          : p.warm_start_prior() > 0 ? "the kernel estimate weighs the model's first batch"
+                                                     : "model starts from the kernel estimate's best candidates";
+      note = absl::StrCat(note, note.empty() ? "" : "; ", start);
+    }
     if (!p.waiting_for().empty())
       note = absl::StrCat(note, note.empty() ? "" : "; ", "waiting for ", p.waiting_for());
     out += absl::StrFormat("  %-*s %13s %7u %24s  %s\n", key_width, p.problem(), trials,

@@ -51,14 +51,15 @@ struct RegisterTileKnobs {
   std::string_view reduction_tile = "", reduction = "";
 };
 constexpr RegisterTileKnobs kRegisterTiles[] = {
-    {"conv_2d_decomposed", "tile_ow", "tile_f", TileFeed::kBroadcast, RegisterBudget::kAllLessAVectorRowAndTheBroadcast},
+    {"conv_2d_decomposed", "tile_ow", "tile_f", TileFeed::kBroadcast,
+     RegisterBudget::kAllLessAVectorRowAndTheBroadcast},
     {"conv_1d_tiled", "tile_ow", "tile_f", TileFeed::kBroadcast, RegisterBudget::kAllButOneLessAVectorRow},
     {"matmul_packed", "tile_m2", "tile_n2", TileFeed::kBroadcast, RegisterBudget::kAllButOneLessAVectorRow, "tile_k1",
      "k"},
     {"matmul_2level", "tile_m2", "tile_n2", TileFeed::kBroadcast, RegisterBudget::kAllButOneLessAVectorRow, "tile_k1",
      "k"},
-    {"matmul_bf16_vnni", "tile_m2", "tile_n2", TileFeed::kBroadcast, RegisterBudget::kAllButOneLessAVectorRow, "tile_k1",
-     "k"},
+    {"matmul_bf16_vnni", "tile_m2", "tile_n2", TileFeed::kBroadcast, RegisterBudget::kAllButOneLessAVectorRow,
+     "tile_k1", "k"},
     {"depthwise_2d_decomposed", "tile_ow", "tile_c", TileFeed::kSlidingWindow, RegisterBudget::kHalf},
     {"depthwise_1d_tiled", "tile_ow", "tile_c", TileFeed::kSlidingWindow, RegisterBudget::kHalf},
 };
