@@ -26,6 +26,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "bench/ground_truth_table.h"
+#include "proto/cache_capacity.h"
 #include "search/space.h"
 #include "server/candidate_space.h"
 #include "strategies/candidate.h"
@@ -195,6 +196,9 @@ int main(int argc, char** argv) {
          << "# machine: " << CpuModel() << " (host " << host << ", " << sysconf(_SC_NPROCESSORS_ONLN) << " cpus)\n"
          << "# peak_gflops_f32: " << calibration.peak_gflops_f32() << "\n"
          << "# vector_registers: " << registers->count << "x" << registers->bytes << "\n"
+         << (mtune::v1::CacheCapacityBytes(calibration, "L2") > 0
+                 ? absl::StrCat("# l2_bytes: ", mtune::v1::CacheCapacityBytes(calibration, "L2"), "\n")
+                 : "")
          << (mtune::strategies::MeasuredInGbps(*problem)
                  ? "# figure: GB/s of compulsory traffic in the gflops column (no arithmetic)\n"
                  : "")

@@ -30,6 +30,12 @@ absl::Status LoadReplayTable(const std::string& path, ReplayTable& out) {
           absl::StrCat(path, ": header vector_registers '", it->second, "' is not COUNTxBYTES (e.g. 32x64)"));
     out.registers = registers;
   }
+  out.l2_bytes = 0;
+  if (auto it = out.table.header.find("l2_bytes"); it != out.table.header.end()) {
+    if (!absl::SimpleAtoi(it->second, &out.l2_bytes) || out.l2_bytes <= 0)
+      return absl::InvalidArgumentError(
+          absl::StrCat(path, ": header l2_bytes '", it->second, "' is not a positive byte count"));
+  }
   out.by_index.clear();
   out.optimum = 0;
   for (const auto& row : out.table.rows) {
@@ -53,7 +59,7 @@ search::SearchOptions ReplayOptions(const ReplayTable& table, const search::Sear
       options.estimate = [&table](const search::Point& p) {
         auto values = search::ValuesFromPoint(table.table.space, p);
         std::optional<double> e =
-            strategies::KernelEstimate(table.template_name, table.problem, *values, *table.registers);
+            strategies::KernelEstimate(table.template_name, table.problem, *values, *table.registers, table.l2_bytes);
         return e ? *e : std::nan("");
       };
     }

@@ -28,6 +28,9 @@ struct ReplayTable {
   // table without one): what the kernel estimate needs.
   std::string template_name;
   std::optional<strategies::VectorRegisters> registers;
+  // The L2 data cache per core of that machine (header "l2_bytes", from the
+  // calibration; 0 in a table without one, measured before session 61).
+  int64_t l2_bytes = 0;
   // The best OK figure (GFLOP/s, or GB/s for a transpose or copy); 0 when none is OK.
   double optimum = 0;
 

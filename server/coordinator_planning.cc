@@ -274,7 +274,7 @@ absl::Status Coordinator::PlanSearch(const mtune::v1::JobSpec& spec, const strat
                                registers = run.registers](const search::Point& point) {
       std::optional<strategies::KnobValues> values = candidates->Complete(point);
       std::optional<double> estimate =
-          values ? strategies::KernelEstimate(template_name, *problem_ptr, *values, registers) : std::nullopt;
+          values ? strategies::KernelEstimate(template_name, *problem_ptr, *values, registers, 0) : std::nullopt;
       return estimate ? *estimate : std::nan("");
     };
   }

@@ -5,6 +5,7 @@
 // and weighs a prior-trained first batch by it. No MLIR.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string_view>
 
@@ -18,8 +19,11 @@ namespace mtune::strategies {
 bool HasKernelEstimate(std::string_view template_name, const Problem& problem);
 
 // The share of its roofline the candidate could reach, in (0, 1]; nullopt where no
-// estimate knows the kernel or the values lack its knobs.
+// estimate knows the kernel or the values lack its knobs. `l2_bytes`: the target's L2
+// data cache per core (its workers' calibration), 0 when unknown; only the transpose
+// estimate reads it.
 std::optional<double> KernelEstimate(std::string_view template_name, const Problem& problem,
-                                     const KnobValues& values, const VectorRegisters& registers);
+                                     const KnobValues& values, const VectorRegisters& registers,
+                                     int64_t l2_bytes);
 
 }  // namespace mtune::strategies

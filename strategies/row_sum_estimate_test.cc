@@ -124,7 +124,7 @@ TEST(RowSumEstimate, OnlyRowSumsOfTheReduceTemplate) {
                               VectorRegisters::Avx512()));
   EXPECT_TRUE(KernelEstimate("reduce_tiled", kRows,
                              {{"tile_m", "1"}, {"split_reduction", "32"}, {"reduction_lowering", "innerreduction"}},
-                             VectorRegisters::Avx512()));
+                             VectorRegisters::Avx512(), 0));
 }
 
 }  // namespace

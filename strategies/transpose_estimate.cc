@@ -45,10 +45,19 @@ bool InputLinesKept(int64_t rows, int64_t row_bytes) {
   return MostLinesInOneL1Set(addresses) <= kL1Ways;
 }
 
+// Whether a band's refetched input lines cost nothing of the stream: where input and
+// output together overflow the L2, every first touch of a line comes from the L3 or
+// memory at a fraction of the L2's rate, and the lines a band's sweep loses from the L1
+// (one per input row it crosses) are still in the L2, which holds the sweep, so their
+// refetches overlap that slower compulsory traffic. Unknown L2 (0): never.
+bool RefetchesHideBehindTheL3(int64_t input_bytes, int64_t swept_rows, int64_t l2_bytes) {
+  return l2_bytes > 0 && 2 * input_bytes > l2_bytes && swept_rows * kL1LineBytes <= l2_bytes;
+}
+
 }  // namespace
 
 std::optional<double> TransposeEstimate(const Problem& problem, const KnobValues& values,
-                                        const VectorRegisters& registers) {
+                                        const VectorRegisters& registers, int64_t l2_bytes) {
   if (problem.family != "transpose_2d" || registers.bytes <= 0 || registers.count <= 0) return std::nullopt;
   const int64_t m = problem.Dim("m"), n = problem.Dim("n");  // out[n, m] = in[m, n]^T
   const std::optional<double> tile_r = PositiveKnob(values, "tile_r"), tile_c = PositiveKnob(values, "tile_c");
@@ -66,8 +75,9 @@ std::optional<double> TransposeEstimate(const Problem& problem, const KnobValues
 
   const int64_t swept_rows = block_c >= 1 ? std::min(m, static_cast<int64_t>(block_c)) : m;
   const double segment = static_cast<double>(r * e);
-  const double read =
-      c * (InputLinesKept(swept_rows, n * e) ? segment : std::ceil(segment / kL1LineBytes) * kL1LineBytes);
+  const bool lines_used_whole =
+      InputLinesKept(swept_rows, n * e) || RefetchesHideBehindTheL3(m * n * e, swept_rows, l2_bytes);
+  const double read = c * (lines_used_whole ? segment : std::ceil(segment / kL1LineBytes) * kL1LineBytes);
   const double written = static_cast<double>(r * c * e);
   const double loads = static_cast<double>(c * ((r + lanes - 1) / lanes));
   const double stores = static_cast<double>(r * ((c + lanes - 1) / lanes));

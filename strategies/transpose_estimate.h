@@ -4,6 +4,7 @@
 // its first measurement. No MLIR.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 
 #include "strategies/candidate.h"
@@ -23,7 +24,11 @@ namespace mtune::strategies {
 //    swept a line of every input row it crosses (m of them, or block_c in column
 //    blocks); where those lines overflow one L1 set (memory_geometry.h) every visit
 //    fetches whole lines, so rows of r elements narrower than a line move more than
-//    they use;
+//    they use. Not where input and output together overflow the target's L2
+//    (`l2_bytes`, 0 when unknown): then the refetches come from the L2 in the shadow
+//    of the compulsory traffic from beyond it. On transpose 512x768 (3 MiB, Intel
+//    Xeon with a 2 MiB L2) the best measured were 8 x 8 tiles the refetches rated at
+//    0.67, and the 16 x 16 tiles rated best measured 0.80-0.95 of them;
 //  - its loads (2 a cycle) and stores (1 a cycle);
 //  - its shuffles, one a cycle: the two lowerings written for one shape emit their
 //    known networks, 4 stages of 16 for shuffle_16x16 (16 x 16 of 4-byte elements in
@@ -41,6 +46,6 @@ namespace mtune::strategies {
 // of each were unrolled by 4, so the sign is the host's, not the footprint's.
 // nullopt for other families or values without the template's knobs.
 std::optional<double> TransposeEstimate(const Problem& problem, const KnobValues& values,
-                                        const VectorRegisters& registers);
+                                        const VectorRegisters& registers, int64_t l2_bytes);
 
 }  // namespace mtune::strategies

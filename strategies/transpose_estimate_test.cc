@@ -14,7 +14,8 @@ Problem TransposeProblem(const char* key) { return ParseProblemKey(key).value();
 const Problem kConflicting = TransposeProblem("transpose_2d:m=256,n=512:f32");
 
 double Estimate(const char* tile_r, const char* tile_c, const char* lowering, const Problem& problem = kConflicting,
-                const char* unroll_c = "1", const VectorRegisters& registers = VectorRegisters::Avx512()) {
+                const char* unroll_c = "1", const VectorRegisters& registers = VectorRegisters::Avx512(),
+                int64_t l2_bytes = 0) {
   return TransposeEstimate(problem,
                            {{"tile_r", tile_r},
                             {"tile_c", tile_c},
@@ -22,7 +23,7 @@ double Estimate(const char* tile_r, const char* tile_c, const char* lowering, co
                             {"unroll_c", unroll_c},
                             {"block_r", "0"},
                             {"block_c", "0"}},
-                           registers)
+                           registers, l2_bytes)
       .value_or(-1);
 }
 
@@ -70,11 +71,24 @@ TEST(TransposeEstimate, NarrowRowTilesFetchWholeLinesOnlyWhereTheSweepOverflowsA
     return TransposeEstimate(
                kConflicting,
                {{"tile_r", "2"}, {"tile_c", "8"}, {"transpose_lowering", "shuffle_1d"}, {"block_c", block_c}},
-               VectorRegisters::Avx512())
+               VectorRegisters::Avx512(), 0)
         .value_or(-1);
   };
   EXPECT_DOUBLE_EQ(blocked("16"), 4.0 / 8);
   EXPECT_DOUBLE_EQ(blocked("32"), 4.0 / 18);
+}
+
+// kConflicting's input and output (1 MiB together) overflow a 512 KiB L2: the 8 x 8
+// tile's refetched lines come from the L2 behind the traffic from beyond it, so only
+// the 256 bytes it reads count, and its 16 shuffles bound it at the stream rate. Within
+// a 2 MiB L2, or with the L2 unknown, the refetches count as above. A 16 x 16 tile
+// reads whole lines either way.
+TEST(TransposeEstimate, BeyondTheL2RefetchesOverlapTheCompulsoryTraffic) {
+  const VectorRegisters avx512 = VectorRegisters::Avx512();
+  EXPECT_DOUBLE_EQ(Estimate("8", "8", "shuffle_1d", kConflicting, "1", avx512, 512 << 10), 1.0);
+  EXPECT_DOUBLE_EQ(Estimate("8", "8", "shuffle_1d", kConflicting, "1", avx512, 2 << 20), 16.0 / 24);
+  EXPECT_DOUBLE_EQ(Estimate("8", "8", "shuffle_1d", kConflicting, "1", avx512, 0), 16.0 / 24);
+  EXPECT_DOUBLE_EQ(Estimate("16", "16", "shuffle_16x16", kConflicting, "1", avx512, 512 << 10), 1.0);
 }
 
 // 16 x 32: 32 input and 32 output registers; 64 live vectors in 32 registers.
@@ -101,13 +115,13 @@ TEST(TransposeEstimate, OnlyTransposesOfTheCopyTemplate) {
   EXPECT_FALSE(HasKernelEstimate("copy_tiled", copy));
   EXPECT_FALSE(HasKernelEstimate("reduce_tiled", kConflicting));
   const KnobValues tile = {{"tile_r", "16"}, {"tile_c", "16"}, {"transpose_lowering", "shuffle_16x16"}};
-  EXPECT_FALSE(TransposeEstimate(copy, tile, VectorRegisters::Avx512()));
-  EXPECT_FALSE(TransposeEstimate(kConflicting, {{"tile_r", "16"}, {"tile_c", "16"}}, VectorRegisters::Avx512()))
+  EXPECT_FALSE(TransposeEstimate(copy, tile, VectorRegisters::Avx512(), 0));
+  EXPECT_FALSE(TransposeEstimate(kConflicting, {{"tile_r", "16"}, {"tile_c", "16"}}, VectorRegisters::Avx512(), 0))
       << "no lowering";
   EXPECT_FALSE(TransposeEstimate(kConflicting, {{"tile_r", "0.5"}, {"tile_c", "16"}, {"transpose_lowering", "eltwise"}},
-                                 VectorRegisters::Avx512()))
+                                 VectorRegisters::Avx512(), 0))
       << "counts below one";
-  EXPECT_TRUE(KernelEstimate("copy_tiled", kConflicting, tile, VectorRegisters::Avx512()));
+  EXPECT_TRUE(KernelEstimate("copy_tiled", kConflicting, tile, VectorRegisters::Avx512(), 0));
 }
 
 }  // namespace
