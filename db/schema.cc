@@ -135,12 +135,20 @@ ALTER TABLE job_problems ADD COLUMN vector_registers INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE job_problems ADD COLUMN vector_bytes INTEGER NOT NULL DEFAULT 0;
 )sql";
 
+// The L2 the kernel estimates sized working sets against (JobSpec.estimate_l2_bytes),
+// so that a resumed job starts its search as it was planned. Jobs stored before read
+// back 0 and resume without it, as they were planned.
+constexpr char kStoreV6[] = R"sql(
+ALTER TABLE jobs ADD COLUMN estimate_l2_bytes INTEGER NOT NULL DEFAULT 0;
+)sql";
+
 constexpr Migration kStoreMigrations[] = {
     {1, "jobs, job_problems, problems, targets, candidates, results", kStoreV1},
     {2, "jobs: time budget, patience, warm start, allocation, confirm_top", kStoreV2},
     {3, "job_problems: the template each problem is tuned with", kStoreV3},
     {4, "results: calls per timing sample", kStoreV4},
     {5, "job_problems: the vector registers each problem's tiles are sized for", kStoreV5},
+    {6, "jobs: the L2 the kernel estimates size working sets against", kStoreV6},
 };
 
 // --- exported best-strategy database ---------------------------------------

@@ -112,6 +112,7 @@ TEST(SchemaTest, AVersionOneStoreIsUpgradedAndItsJobsReadBackWithTheOldDefaults)
   EXPECT_FALSE(job->spec().warm_start());
   EXPECT_EQ(job->spec().allocation(), "");
   EXPECT_EQ(job->spec().confirm_top(), 0u);
+  EXPECT_EQ(job->spec().estimate_l2_bytes(), 0u);  // the estimates do without an L2
   EXPECT_THAT(job->spec().problems(), ::testing::ElementsAre("matmul:m=8,n=8,k=8:f32"));
   // No template stored per problem: planned from template_name or the family's default.
   EXPECT_THAT(job->spec().problem_templates(), ::testing::IsEmpty());

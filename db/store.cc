@@ -25,7 +25,7 @@ static_assert(v1::JOB_STATE_RUNNING == 1, "SQL uses state = 1 for running jobs")
 
 constexpr char kInsertJobSql[] =
     "INSERT INTO jobs (template_name, search, trials, seed, state, created_unix_s, time_budget_s, "
-    "patience, warm_start, allocation, confirm_top) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+    "patience, warm_start, allocation, confirm_top, estimate_l2_bytes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
 constexpr char kInsertProblemSql[] =
     "INSERT INTO problems (key, family) VALUES (?, ?) ON CONFLICT (key) DO NOTHING";
 constexpr char kInsertJobProblemSql[] =
@@ -40,7 +40,7 @@ SELECT j.template_name, j.search, j.trials, j.seed, j.state, j.message,
        (SELECT COALESCE(SUM(jp.trials_total), 0) FROM job_problems jp WHERE jp.job_id = j.id),
        (SELECT count(*) FROM results r WHERE r.job_id = j.id),
        (SELECT count(*) FROM results r WHERE r.job_id = j.id AND r.status <> 1),
-       j.time_budget_s, j.patience, j.warm_start, j.allocation, j.confirm_top
+       j.time_budget_s, j.patience, j.warm_start, j.allocation, j.confirm_top, j.estimate_l2_bytes
 FROM jobs j
 WHERE j.id = ?)sql";
 constexpr char kSelectJobProblemsSql[] =
@@ -461,7 +461,8 @@ absl::StatusOr<int64_t> Store::CreateJob(
     (*insert)->BindAll(spec.template_name(), spec.search(), spec.trials(),
                        static_cast<int64_t>(spec.seed()),  // same bits; read back as uint64
                        static_cast<int>(v1::JOB_STATE_RUNNING), NowUnixSeconds(), spec.time_budget_s(),
-                       spec.patience(), spec.warm_start() ? 1 : 0, spec.allocation(), spec.confirm_top());
+                       spec.patience(), spec.warm_start() ? 1 : 0, spec.allocation(), spec.confirm_top(),
+                       static_cast<int64_t>(spec.estimate_l2_bytes()));
     if (absl::Status status = (*insert)->Run(); !status.ok()) return status;
   }
   const int64_t job_id = connection_->LastInsertRowId();
@@ -547,6 +548,7 @@ absl::StatusOr<v1::Job> Store::GetJob(int64_t job_id) {
     spec.set_warm_start(r.ColumnInt64(13) != 0);
     spec.set_allocation(r.ColumnText(14));
     spec.set_confirm_top(static_cast<uint32_t>(r.ColumnInt64(15)));
+    spec.set_estimate_l2_bytes(static_cast<uint64_t>(r.ColumnInt64(16)));
   }
   {
     absl::StatusOr<StatementLease> select = connection_->Prepare(kSelectJobProblemsSql);

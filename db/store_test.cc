@@ -100,6 +100,7 @@ TEST_F(StoreTest, CreateJobThenGetJobRoundTripsTheSpec) {
   spec.set_warm_start(true);
   spec.set_allocation("equal");
   spec.set_confirm_top(3);
+  spec.set_estimate_l2_bytes(uint64_t{2} << 20);
   spec.add_problem_templates("matmul_pad_hoist");
   spec.add_problem_templates("conv_2d_decomposed");
   absl::StatusOr<int64_t> job_id = store_->CreateJob(spec, {{kMatmul512, 64}, {kConv, 12}});
@@ -120,6 +121,7 @@ TEST_F(StoreTest, CreateJobThenGetJobRoundTripsTheSpec) {
   EXPECT_TRUE(job->spec().warm_start());
   EXPECT_EQ(job->spec().allocation(), "equal");
   EXPECT_EQ(job->spec().confirm_top(), 3u);
+  EXPECT_EQ(job->spec().estimate_l2_bytes(), uint64_t{2} << 20);
   EXPECT_THAT(job->spec().problem_templates(), ElementsAre("matmul_pad_hoist", "conv_2d_decomposed"));
   EXPECT_EQ(job->state(), v1::JOB_STATE_RUNNING);
   EXPECT_EQ(job->trials_total(), 76u);

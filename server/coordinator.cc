@@ -12,6 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "proto/cache_capacity.h"
 #include "server/coordinator_locked.h"
 #include "strategies/figure.h"
 
@@ -84,16 +85,25 @@ absl::StatusOr<mtune::v1::Job> Coordinator::SubmitJob(const mtune::v1::JobSpec& 
   // Validate everything before storing anything. Templates are chosen for the
   // targets of the workers registered now (the same job submitted before any worker
   // registers gets each family's portable default; its status says so).
+  if (spec.estimate_l2_bytes() != 0)
+    return absl::InvalidArgumentError(
+        "JobSpec.estimate_l2_bytes is set by the coordinator from the registered workers' calibrations");
   std::vector<std::string> target_features;
+  mtune::v1::JobSpec canonical = spec;
   {
     Locked lock(*this);
-    for (const auto& [id, w] : workers_)
-      if (!w.gone) target_features.push_back(w.info.target().features());
+    int64_t smallest_l2 = 0;
+    for (const auto& [id, w] : workers_) {
+      if (w.gone) continue;
+      target_features.push_back(w.info.target().features());
+      const int64_t l2 = mtune::v1::CacheCapacityBytes(w.info.calibration(), "L2");
+      if (l2 > 0 && (smallest_l2 == 0 || l2 < smallest_l2)) smallest_l2 = l2;
+    }
+    canonical.set_estimate_l2_bytes(static_cast<uint64_t>(smallest_l2));
   }
-  auto planned = PlanJob(0, spec, /*resuming=*/false, target_features);
+  auto planned = PlanJob(0, canonical, /*resuming=*/false, target_features);
   if (!planned.ok()) return planned.status();
   std::vector<std::pair<std::string, uint32_t>> problems;
-  mtune::v1::JobSpec canonical = spec;
   canonical.clear_problems();
   for (const auto& run : (*planned)->problems) {
     uint64_t size = search::SpaceSize(run->candidates.search_space());

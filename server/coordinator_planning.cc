@@ -270,11 +270,12 @@ absl::Status Coordinator::PlanSearch(const mtune::v1::JobSpec& spec, const strat
                               ? (search_options.prior.empty() ? search_options.model.estimate_top > 0
                                                               : search_options.model.estimate_with_prior)
                               : spec.search() == "genetic" && search_options.genetic.estimate_top > 0;
-    search_options.estimate = [problem_ptr, candidates, template_name = run.template_name,
-                               registers = run.registers](const search::Point& point) {
+    search_options.estimate = [problem_ptr, candidates, template_name = run.template_name, registers = run.registers,
+                               l2_bytes = static_cast<int64_t>(spec.estimate_l2_bytes())](const search::Point& point) {
       std::optional<strategies::KnobValues> values = candidates->Complete(point);
       std::optional<double> estimate =
-          values ? strategies::KernelEstimate(template_name, *problem_ptr, *values, registers, 0) : std::nullopt;
+          values ? strategies::KernelEstimate(template_name, *problem_ptr, *values, registers, l2_bytes)
+                 : std::nullopt;
       return estimate ? *estimate : std::nan("");
     };
   }

@@ -405,13 +405,22 @@ TEST_F(CoordinatorOnAStore, AProblemWithoutAValidCandidateIsRefused) {
 }
 
 // A worker the test plays on a CPU with `features` (an LLVM feature string).
-std::string RegisterWorkerWith(Coordinator& coordinator, const std::string& name, const std::string& features) {
+// `l2_bytes` > 0: its calibration records an L2 of that capacity.
+std::string RegisterWorkerWith(Coordinator& coordinator, const std::string& name, const std::string& features,
+                               uint64_t l2_bytes = 0) {
   mtune::v1::RegisterRequest request;
   request.set_name(name);
   request.mutable_target()->set_id("cpu:test:" + name);
   request.mutable_target()->set_kind("cpu");
   request.mutable_target()->set_features(features);
   request.mutable_calibration()->set_peak_gflops_f32(100);
+  if (l2_bytes > 0) {
+    mtune::v1::BandwidthLevel* l2 = request.mutable_calibration()->add_bandwidth();
+    l2->set_level("L2");
+    l2->set_capacity_bytes(l2_bytes);
+    l2->set_working_set_bytes(l2_bytes / 2);
+    l2->set_gbps(100);
+  }
   auto registered = coordinator.Register(request);
   EXPECT_TRUE(registered.ok()) << registered.status();
   return registered.ok() ? registered->worker_id() : "";
@@ -526,6 +535,42 @@ TEST(Coordinator, SizesRegisterTilesForTheRegisteredTargetsAndKeepsThemOnResume)
     EXPECT_EQ(KnobOf(**task, "tile_n2"), "16");
     EXPECT_THAT(KnobOf(**task, "tile_m2"), testing::AnyOf("4", "6"));
   }
+}
+
+// The kernel estimates size working sets against the smallest L2 among the registered
+// workers' calibrations (a worker that recorded none does not count); the job stores
+// it, keeps it when it resumes, and a client cannot set it.
+TEST(Coordinator, RecordsTheSmallestRegisteredL2ForTheEstimates) {
+  ScratchDir scratch;
+  auto store = db::Store::Open(scratch.Path("mtune.sqlite"));
+  ASSERT_TRUE(store.ok()) << store.status();
+  mtune::v1::JobSpec spec;
+  spec.add_problems("transpose_2d:m=512,n=768:f32");
+  spec.set_trials(4);
+  spec.set_search("model");
+  int64_t job_id = 0;
+  {
+    Coordinator coordinator(store->get(), CoordinatorOptions());
+    auto before_any = coordinator.SubmitJob(spec);
+    ASSERT_TRUE(before_any.ok()) << before_any.status();
+    EXPECT_EQ(before_any->spec().estimate_l2_bytes(), 0u);
+    RegisterWorkerWith(coordinator, "two-mib", kAmxCpu, 2 << 20);
+    RegisterWorkerWith(coordinator, "one-mib", kAmxCpu, 1 << 20);
+    RegisterWorkerWith(coordinator, "unknown", kAmxCpu);
+    auto job = coordinator.SubmitJob(spec);
+    ASSERT_TRUE(job.ok()) << job.status();
+    EXPECT_EQ(job->spec().estimate_l2_bytes(), uint64_t{1} << 20);
+    job_id = job->id();
+
+    mtune::v1::JobSpec forged = spec;
+    forged.set_estimate_l2_bytes(4 << 20);
+    EXPECT_EQ(coordinator.SubmitJob(forged).status().code(), absl::StatusCode::kInvalidArgument);
+  }
+  Coordinator restarted(store->get(), CoordinatorOptions());
+  ASSERT_TRUE(restarted.ResumeRunningJobs().ok());
+  auto resumed = restarted.GetJob(job_id);
+  ASSERT_TRUE(resumed.ok()) << resumed.status();
+  EXPECT_EQ(resumed->spec().estimate_l2_bytes(), uint64_t{1} << 20);
 }
 
 // Tasks of a template that needs CPU features go only to workers that have them; the
