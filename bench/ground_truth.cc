@@ -183,6 +183,8 @@ int main(int argc, char** argv) {
     calibration = *c;
   }
   if (!resuming) {
+    // What the transpose estimate sizes working sets against (replay_table.h).
+    const int64_t l2_bytes = mtune::v1::CacheCapacityBytes(calibration, "L2");
     char host[256] = "";
     gethostname(host, sizeof host - 1);
     file << "# mtune ground-truth table v1\n"
@@ -196,9 +198,7 @@ int main(int argc, char** argv) {
          << "# machine: " << CpuModel() << " (host " << host << ", " << sysconf(_SC_NPROCESSORS_ONLN) << " cpus)\n"
          << "# peak_gflops_f32: " << calibration.peak_gflops_f32() << "\n"
          << "# vector_registers: " << registers->count << "x" << registers->bytes << "\n"
-         << (mtune::v1::CacheCapacityBytes(calibration, "L2") > 0
-                 ? absl::StrCat("# l2_bytes: ", mtune::v1::CacheCapacityBytes(calibration, "L2"), "\n")
-                 : "")
+         << (l2_bytes > 0 ? absl::StrCat("# l2_bytes: ", l2_bytes, "\n") : "")
          << (mtune::strategies::MeasuredInGbps(*problem)
                  ? "# figure: GB/s of compulsory traffic in the gflops column (no arithmetic)\n"
                  : "")
