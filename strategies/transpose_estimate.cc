@@ -50,7 +50,7 @@ bool InputLinesKept(int64_t rows, int64_t row_bytes) {
 // memory at a fraction of the L2's rate, and the lines a band's sweep loses from the L1
 // (one per input row it crosses) are still in the L2, which holds the sweep, so their
 // refetches overlap that slower compulsory traffic. Unknown L2 (0): never.
-bool RefetchesHideBehindTheL3(int64_t input_bytes, int64_t swept_rows, int64_t l2_bytes) {
+bool RefetchesOverlapTrafficBeyondTheL2(int64_t input_bytes, int64_t swept_rows, int64_t l2_bytes) {
   return l2_bytes > 0 && 2 * input_bytes > l2_bytes && swept_rows * kL1LineBytes <= l2_bytes;
 }
 
@@ -76,7 +76,7 @@ std::optional<double> TransposeEstimate(const Problem& problem, const KnobValues
   const int64_t swept_rows = block_c >= 1 ? std::min(m, static_cast<int64_t>(block_c)) : m;
   const double segment = static_cast<double>(r * e);
   const bool lines_used_whole =
-      InputLinesKept(swept_rows, n * e) || RefetchesHideBehindTheL3(m * n * e, swept_rows, l2_bytes);
+      InputLinesKept(swept_rows, n * e) || RefetchesOverlapTrafficBeyondTheL2(m * n * e, swept_rows, l2_bytes);
   const double read = c * (lines_used_whole ? segment : std::ceil(segment / kL1LineBytes) * kL1LineBytes);
   const double written = static_cast<double>(r * c * e);
   const double loads = static_cast<double>(c * ((r + lanes - 1) / lanes));
