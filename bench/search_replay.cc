@@ -90,6 +90,7 @@ bool SetParam(mtune::search::SearchOptions& o, const std::string& setting) {
       {"model.batch_apart_window", [&](double x) { o.model.batch_apart_window = uint32_t(x); }},
       {"model.estimate_top", [&](double x) { o.model.estimate_top = x; }},
       {"model.estimate_with_prior", [&](double x) { o.model.estimate_with_prior = x != 0; }},
+      {"model.estimate_gain_power", [&](double x) { o.model.estimate_gain_power = x; }},
   };
   auto it = setters.find(kv.first);
   if (it == setters.end()) return false;

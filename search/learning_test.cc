@@ -289,6 +289,34 @@ TEST(Genetic, EstimateChoosesTheFirstGeneration) {
   EXPECT_FALSE(MakeSearch("genetic", SixTileKnobsSpace(), options).ok());
 }
 
+// With estimate_gain_power, the batches after the first results weigh each point's
+// expected improvement by its estimate relative to the best: where the estimate
+// rates t0 == 2 twice the rest and the bowl peaks at t0 == 3, the weighed model
+// keeps most proposals at t0 == 2 after its initial points (all at t0 == 2, from
+// estimate_top); unweighed, the model follows the bowl away from them.
+TEST(Model, EstimateWeighsTheExpectedImprovement) {
+  SearchOptions options;
+  options.estimate = [](const Point& p) { return p[0] == 2 ? 1.0 : 0.5; };
+  auto at_t0_2_after_the_start = [&](double power) {
+    options.model.estimate_gain_power = power;
+    int count = 0;
+    for (uint64_t seed = 0; seed < 5; ++seed) {
+      const Trace run = Tune("model", seed, 48, 4, options);
+      EXPECT_EQ(run.proposed.size(), 48u);
+      for (size_t i = 0; i < run.proposed.size(); ++i) {
+        if (i < 16) EXPECT_EQ(run.proposed[i][0], 2u) << "initial point " << i << ", seed " << seed;
+        else count += run.proposed[i][0] == 2;
+      }
+    }
+    return count;  // of 160
+  };
+  const int weighed = at_t0_2_after_the_start(8), unweighed = at_t0_2_after_the_start(0);
+  EXPECT_GE(weighed, 120) << "unweighed: " << unweighed;
+  EXPECT_LT(unweighed, 100) << "weighed: " << weighed;
+  options.model.estimate_gain_power = -1;
+  EXPECT_FALSE(MakeSearch("model", SixTileKnobsSpace(), options).ok());
+}
+
 // The ranking objective (and the capped training set, and the additive slots) must
 // still climb the bowl better than random does (fixed seeds: no flakes).
 TEST(Model, RankingAndAdditiveSlotsSteerTowardsThePeak) {

@@ -292,6 +292,11 @@ class ModelSearch final : public SearchBase {
     // other problems liked, the estimate how this problem's extents pad them.
     std::vector<double> weight;
     if (ok_count_ == 0 && !prior_.empty() && params_.estimate_with_prior && estimate_) weight = RelativeEstimates(estimate_, pool);
+    std::vector<double> gain_weight;
+    if (ok_count_ > 0 && params_.estimate_gain_power > 0 && estimate_) {
+      gain_weight = RelativeEstimates(estimate_, pool);
+      for (double& w : gain_weight) w = std::pow(w, params_.estimate_gain_power);
+    }
     std::vector<double> gain(pool.size());
     for (size_t i = 0; i < pool.size(); ++i) {
       const Prediction& p = (*predictions)[i];
@@ -303,6 +308,7 @@ class ModelSearch final : public SearchBase {
         gain[i] = p.mean + std::max(params_.ucb_kappa, 0.0) * p.stddev;
       else
         gain[i] = params_.ucb_kappa < 0 ? ExpectedImprovement(p, 1.0) : p.mean + params_.ucb_kappa * p.stddev;
+      if (!gain_weight.empty()) gain[i] *= gain_weight[i];
     }
     // Ties are common (trees predict piecewise constants): they go to the higher
     // mean, then to a seeded random order, so that a tied plateau is sampled

@@ -96,6 +96,9 @@ absl::StatusOr<std::unique_ptr<SearchAlgorithm>> MakeSearch(std::string_view nam
   if (!(options.genetic.selection_power >= 0 && options.genetic.selection_power <= 64)) {
     return absl::InvalidArgumentError("genetic selection_power must lie in [0, 64]");
   }
+  if (!(options.model.estimate_gain_power >= 0 && options.model.estimate_gain_power <= 64)) {
+    return absl::InvalidArgumentError("model estimate_gain_power must lie in [0, 64]");
+  }
   if (options.max_consecutive_rejections == 0) {
     return absl::InvalidArgumentError("max_consecutive_rejections must be positive");
   }

@@ -160,6 +160,14 @@ struct ModelParams {
   // the 12 tables with an estimate: 11 meet both search goals, 10 without it; ranking
   // among the points within estimate_top only also 11 (bench/README.md, session 53).
   bool estimate_with_prior = true;
+  // With SearchOptions::estimate, once results arrive, each point's acquisition
+  // (expected improvement) is weighed by (its estimate over the pool's best estimate)
+  // to this power (0: the estimate picks the initial points only). The trees learn
+  // what the estimate leaves out from a handful of results, but they know nothing yet
+  // of a point whose tile shape none of those results has: without the weight they
+  // rank such points as if the estimate's ceiling did not apply. 8: a point rated 0.9
+  // of the best weighs 0.43, 0.8 weighs 0.17 (bench/README.md, session 62).
+  double estimate_gain_power = 8;
   // Prior results the model learns from at most: the best half of this and a seeded
   // sample of the others, so that this problem's own results weigh in as they come.
   uint32_t max_prior = 256;
