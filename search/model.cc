@@ -287,15 +287,16 @@ class ModelSearch final : public SearchBase {
     for (const Point& p : pool) pool_rows.push_back(FeaturesOf(p));
     auto predictions = ensemble_.Predict(pool_rows);
     if (!predictions.ok()) return Disable(predictions.status());
-    // Before this problem's first result, the prior-trained model's predictions are
-    // weighed by the estimate relative to the pool's best: the prior knows which tiles
-    // other problems liked, the estimate how this problem's extents pad them.
+    // The estimate relative to the pool's best weighs each point's gain: before this
+    // problem's first result the prior-trained model's predictions (the prior knows
+    // which tiles other problems liked, the estimate how this problem's extents pad
+    // them); after it, to estimate_gain_power, the acquisition.
     std::vector<double> weight;
-    if (ok_count_ == 0 && !prior_.empty() && params_.estimate_with_prior && estimate_) weight = RelativeEstimates(estimate_, pool);
-    std::vector<double> gain_weight;
-    if (ok_count_ > 0 && params_.estimate_gain_power > 0 && estimate_) {
-      gain_weight = RelativeEstimates(estimate_, pool);
-      for (double& w : gain_weight) w = std::pow(w, params_.estimate_gain_power);
+    if (estimate_ && ok_count_ == 0 && !prior_.empty() && params_.estimate_with_prior) {
+      weight = RelativeEstimates(estimate_, pool);
+    } else if (estimate_ && ok_count_ > 0 && params_.estimate_gain_power > 0) {
+      weight = RelativeEstimates(estimate_, pool);
+      for (double& w : weight) w = std::pow(w, params_.estimate_gain_power);
     }
     std::vector<double> gain(pool.size());
     for (size_t i = 0; i < pool.size(); ++i) {
@@ -303,12 +304,12 @@ class ModelSearch final : public SearchBase {
       // Before this problem's first result, the prior's own best (label 1) is not a
       // bar an unseen point has to clear: the first batch goes where it predicts best.
       if (ok_count_ == 0)
-        gain[i] = p.mean * (weight.empty() ? 1.0 : weight[i]);
+        gain[i] = p.mean;
       else if (params_.objective != 0)
         gain[i] = p.mean + std::max(params_.ucb_kappa, 0.0) * p.stddev;
       else
         gain[i] = params_.ucb_kappa < 0 ? ExpectedImprovement(p, 1.0) : p.mean + params_.ucb_kappa * p.stddev;
-      if (!gain_weight.empty()) gain[i] *= gain_weight[i];
+      if (!weight.empty()) gain[i] *= weight[i];
     }
     // Ties are common (trees predict piecewise constants): they go to the higher
     // mean, then to a seeded random order, so that a tied plateau is sampled
