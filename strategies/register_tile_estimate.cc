@@ -39,23 +39,31 @@ enum class RegisterBudget {
   kHalf,
 };
 
+// A matmul template's knob whose options "yes" and "only" copy A into register-tile
+// layout once per cache tile of n (`n_tile`), in rows of the reduction's register
+// step (`k_step`) elements; `k_tile` is the cache tile of k.
+struct APackingKnobs {
+  std::string_view knob = "", n_tile = "", k_tile = "", k_step = "";
+};
+
 // The knobs of a template's register tile: `rows` x `cols` accumulators, `cols` in
-// vector lanes; and the cache tile of the reduction (`reduction_tile` of the problem
+// vector lanes; the cache tile of the reduction (`reduction_tile` of the problem
 // dimension `reduction`) outside the register tile's loops, at the end of which the
 // accumulators go through memory ("": the template has none, or not outside them in
-// every loop order).
+// every loop order); and the packing of A, if the template has one.
 struct RegisterTileKnobs {
   std::string_view template_name, rows, cols;
   TileFeed feed;
   RegisterBudget budget;
   std::string_view reduction_tile = "", reduction = "";
+  APackingKnobs a_packing = {};
 };
 constexpr RegisterTileKnobs kRegisterTiles[] = {
     {"conv_2d_decomposed", "tile_ow", "tile_f", TileFeed::kBroadcast,
      RegisterBudget::kAllLessAVectorRowAndTheBroadcast},
     {"conv_1d_tiled", "tile_ow", "tile_f", TileFeed::kBroadcast, RegisterBudget::kAllButOneLessAVectorRow},
     {"matmul_packed", "tile_m2", "tile_n2", TileFeed::kBroadcast, RegisterBudget::kAllButOneLessAVectorRow, "tile_k1",
-     "k"},
+     "k", {"pack_a", "tile_n1", "tile_k1", "tile_k2"}},
     {"matmul_2level", "tile_m2", "tile_n2", TileFeed::kBroadcast, RegisterBudget::kAllButOneLessAVectorRow, "tile_k1",
      "k"},
     {"matmul_bf16_vnni", "tile_m2", "tile_n2", TileFeed::kBroadcast, RegisterBudget::kAllButOneLessAVectorRow,
@@ -70,6 +78,8 @@ constexpr double kFmaPorts = 2;
 // The accumulators' trip through memory at the end of a reduction tile: a load (2 a
 // cycle) and a store (1 a cycle) of each.
 constexpr double kRoundTripCyclesPerAccumulator = 1.0 / 2 + 1.0 / 1;
+// Stores a cycle (of up to a vector each): what bounds a copy from cache.
+constexpr double kStorePorts = 2;
 
 const RegisterTileKnobs* FindRegisterTile(std::string_view template_name) {
   const auto* tile = std::find_if(std::begin(kRegisterTiles), std::end(kRegisterTiles),
@@ -102,6 +112,31 @@ double AccumulatorBudget(const RegisterTileKnobs& tile, const VectorRegisters& r
   return count;
 }
 
+// Cycles the packing copies of A take per cycle of the register tiles' FMA steps (0
+// where the template has no such copy or the candidate does not make it). A's m x k
+// elements are copied once per cache tile of n, each row of k_step elements as one
+// store (k_step = 1: one store per element), at kStorePorts stores a cycle; the
+// (m / rows) x (n / cols) register tiles take k steps of `step_cycles` each.
+// Where k is padded to a multiple of its cache tile, the level-1 pad copies A's slice
+// for every pack_a option: on both 127x255x513 tables pack_a = yes measured 1.0-1.3x
+// pack_a = no there (tile_k1 = 128, 520) and 0.89-0.95x where k was whole (tile_k1 =
+// 513), so the estimate charges nothing for it there. On the 512^3 and 256x384x512
+// tables the k_step = 1 copies cost what this says (0.5 cycles an element, pack_a =
+// yes against no, paired medians by tile_n1), the k_step = 8 ones 2-4x more: the
+// copy's reads, not its stores, bound those, which this leaves out.
+double APackingShare(const APackingKnobs& packing, const Problem& problem, const KnobValues& values, double rows,
+                     double cols, double step_cycles, double lanes) {
+  if (packing.knob.empty()) return 0;
+  const auto option = values.find(std::string(packing.knob));
+  if (option == values.end() || (option->second != "yes" && option->second != "only")) return 0;
+  const std::optional<double> n1 = PositiveKnob(values, packing.n_tile), k1 = PositiveKnob(values, packing.k_tile);
+  const double n = static_cast<double>(problem.Dim("n")), k = static_cast<double>(problem.Dim("k"));
+  if (!n1 || !k1 || n <= 0 || k <= 0 || std::fmod(k, *k1) != 0) return 0;
+  const double elements_per_store = std::min(PositiveKnob(values, packing.k_step).value_or(1), lanes);
+  const double cycles_per_element = 1 / (kStorePorts * elements_per_store);
+  return cycles_per_element * std::ceil(n / *n1) * rows * cols / (n * step_cycles);
+}
+
 }  // namespace
 
 bool HasRegisterTileEstimate(std::string_view template_name) { return FindRegisterTile(template_name) != nullptr; }
@@ -129,6 +164,7 @@ std::optional<double> RegisterTileEstimate(std::string_view template_name, const
     const double trip_cycles = std::ceil(steps / *k1) * fmas * kRoundTripCyclesPerAccumulator;
     estimate *= steps * step_cycles / (steps * step_cycles + trip_cycles);
   }
+  estimate /= 1 + APackingShare(tile->a_packing, problem, values, *rows, *cols, step_slots / kFmaPorts, lanes);
   estimate *= *cols / (vectors * lanes);
   for (const auto& [name, value] : values) {
     const std::string dim = TiledDimension(name);

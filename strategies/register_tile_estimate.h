@@ -32,9 +32,13 @@ namespace mtune::strategies {
 //    memory, a load and a store, on every step;
 //  - lanes of the last vector beyond `cols` are wasted;
 //  - work on the padding of partial tiles (every tile_<dim><level> knob against its
-//    problem dimension) is wasted.
-// Caches, packing copies, loop orders and lowerings are not modelled: it tells tile
-// shapes and reduction tiles apart, not the other candidates of one of them. nullopt
+//    problem dimension) is wasted;
+//  - matmul_packed's pack_a = yes or only copies A once per cache tile of n, a store
+//    per tile_k2 elements (2 stores a cycle), against the FMA steps; except where k
+//    is padded to tile_k1 and the level-1 pad copies A whatever pack_a is.
+// Caches, B's packing, loop orders and lowerings are not modelled: it tells tile
+// shapes, reduction tiles and A's packing apart, not the other candidates of one of
+// them. nullopt
 // for a template it does not know (its inner kernel is not such a tile: reductions,
 // copies, AMX) or values without its tile knobs.
 // Whether RegisterTileEstimate knows the template (its values may still lack the knobs).

@@ -86,6 +86,29 @@ TEST(RegisterTileEstimate, ReductionTilesTakeTheAccumulatorsThroughMemory) {
   EXPECT_DOUBLE_EQ(Conv58("4", "64", VectorRegisters::Avx512()), 1.0);
 }
 
+// matmul_packed's pack_a = yes (or only) copies A once per cache tile of n: 512 x 512
+// elements 4 times with tile_n1 = 128, one store each with tile_k2 = 1 (2 a cycle),
+// against (512 / 6) x (512 / 64) tiles of 512 steps of 12 cycles: an eighth more.
+// Rows of 8 elements (tile_k2 = 8) store as one. Where k is padded to tile_k1, the
+// level-1 pad copies A whatever pack_a says: nothing is charged.
+TEST(RegisterTileEstimate, PackingACostsItsCopyUnlessKIsPadded) {
+  auto estimate = [](const char* key, const char* k1, const char* k2, const char* pack_a) {
+    return RegisterTileEstimate("matmul_packed", ParseKey(key),
+                                {{"tile_m1", "128"}, {"tile_n1", "128"}, {"tile_k1", k1}, {"tile_m2", "6"},
+                                 {"tile_n2", "64"}, {"tile_k2", k2}, {"pack_a", pack_a}},
+                                VectorRegisters::Avx512())
+        .value();
+  };
+  const char* cube = "matmul:m=512,n=512,k=512:f32";
+  EXPECT_DOUBLE_EQ(estimate(cube, "512", "1", "yes"), estimate(cube, "512", "1", "no") / (1 + 0.5 * 4 * 6 * 64 / (512 * 12)));
+  EXPECT_DOUBLE_EQ(estimate(cube, "512", "1", "only"), estimate(cube, "512", "1", "yes"));
+  EXPECT_DOUBLE_EQ(estimate(cube, "512", "8", "yes"),
+                   estimate(cube, "512", "8", "no") / (1 + 0.5 / 8 * 4 * 6 * 64 / (512 * 12)));
+  const char* odd = "matmul:m=127,n=255,k=513:f32";
+  EXPECT_DOUBLE_EQ(estimate(odd, "128", "1", "yes"), estimate(odd, "128", "1", "no"));
+  EXPECT_LT(estimate(odd, "513", "1", "yes"), estimate(odd, "513", "1", "no"));
+}
+
 // A depthwise_2d_decomposed tile on AVX-512 (16 lanes).
 double Depthwise(const char* key, const char* tile_ow, const char* tile_c) {
   return RegisterTileEstimate("depthwise_2d_decomposed", ParseKey(key),
