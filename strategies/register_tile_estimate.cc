@@ -39,6 +39,21 @@ enum class RegisterBudget {
   kHalf,
 };
 
+// How a step's bounds (its FMAs, its loads, the FMAs in flight that hide the FMA
+// latency) combine into its issue slots.
+enum class StepBound {
+  // The largest: a step reaches whichever bound it meets first.
+  kLargest,
+  // A smooth maximum, (f^4 + l^4 + 8^4)^(1/4): where bounds lie near each other none
+  // is reached. Read off bench/data/matmul_256x384x512_f32.csv (Intel), whose
+  // estimate's top set then held tiles of every shape: the medians there of m2 x n2 =
+  // 4 x 2, 6 x 2, 8 x 2 and 6 x 4 zmm tiles measure 0.82, 0.90, 0.94 and 0.97 of the
+  // best, this says 0.81, 0.92, 0.95 and 0.99, the largest 1.0 for all four. The
+  // matmul templates only: on the conv tables of AVX2 hosts and the depthwise ones
+  // of the Intel host it rated their measured best out of the top set.
+  kSmooth,
+};
+
 // A matmul template's knob whose options "yes" and "only" copy A into register-tile
 // layout once per cache tile of n (`n_tile`), in rows of the reduction's register
 // step (`k_step`) elements; `k_tile` is the cache tile of k.
@@ -57,17 +72,18 @@ struct RegisterTileKnobs {
   RegisterBudget budget;
   std::string_view reduction_tile = "", reduction = "";
   APackingKnobs a_packing = {};
+  StepBound step_bound = StepBound::kLargest;
 };
 constexpr RegisterTileKnobs kRegisterTiles[] = {
     {"conv_2d_decomposed", "tile_ow", "tile_f", TileFeed::kBroadcast,
      RegisterBudget::kAllLessAVectorRowAndTheBroadcast},
     {"conv_1d_tiled", "tile_ow", "tile_f", TileFeed::kBroadcast, RegisterBudget::kAllButOneLessAVectorRow},
     {"matmul_packed", "tile_m2", "tile_n2", TileFeed::kBroadcast, RegisterBudget::kAllButOneLessAVectorRow, "tile_k1",
-     "k", {"pack_a", "tile_n1", "tile_k1", "tile_k2"}},
+     "k", {"pack_a", "tile_n1", "tile_k1", "tile_k2"}, StepBound::kSmooth},
     {"matmul_2level", "tile_m2", "tile_n2", TileFeed::kBroadcast, RegisterBudget::kAllButOneLessAVectorRow, "tile_k1",
-     "k"},
+     "k", {}, StepBound::kSmooth},
     {"matmul_bf16_vnni", "tile_m2", "tile_n2", TileFeed::kBroadcast, RegisterBudget::kAllButOneLessAVectorRow,
-     "tile_k1", "k"},
+     "tile_k1", "k", {}, StepBound::kSmooth},
     {"depthwise_2d_decomposed", "tile_ow", "tile_c", TileFeed::kSlidingWindow, RegisterBudget::kHalf},
     {"depthwise_1d_tiled", "tile_ow", "tile_c", TileFeed::kSlidingWindow, RegisterBudget::kHalf},
 };
@@ -80,6 +96,13 @@ constexpr double kFmaPorts = 2;
 constexpr double kRoundTripCyclesPerAccumulator = 1.0 / 2 + 1.0 / 1;
 // Stores a cycle (of up to a vector each): what bounds a copy from cache.
 constexpr double kStorePorts = 2;
+
+// Issue slots of a step of `fmas` FMAs and `loads` loads (see StepBound).
+double StepSlots(StepBound bound, double fmas, double loads) {
+  if (bound == StepBound::kLargest) return std::max({fmas, loads, kFmasInFlight});
+  constexpr double kPower = 4;
+  return std::pow(std::pow(fmas, kPower) + std::pow(loads, kPower) + std::pow(kFmasInFlight, kPower), 1 / kPower);
+}
 
 const RegisterTileKnobs* FindRegisterTile(std::string_view template_name) {
   const auto* tile = std::find_if(std::begin(kRegisterTiles), std::end(kRegisterTiles),
@@ -154,7 +177,7 @@ std::optional<double> RegisterTileEstimate(std::string_view template_name, const
   // Accumulators beyond the budget spill: each goes through memory every step.
   const double spilled = std::max(0.0, fmas - AccumulatorBudget(*tile, registers, vectors));
   const double step_slots =
-      std::max({fmas, loads, kFmasInFlight}) + spilled * kRoundTripCyclesPerAccumulator * kFmaPorts;
+      StepSlots(tile->step_bound, fmas, loads) + spilled * kRoundTripCyclesPerAccumulator * kFmaPorts;
   double estimate = fmas / step_slots;
   // The reduction's steps, cut into tiles of k1, take the accumulators through memory
   // once per tile.

@@ -18,7 +18,9 @@ namespace mtune::strategies {
 //    FMA per accumulator per reduction step, and a step cannot take fewer cycles than
 //    its FMAs, its loads (as many load as FMA ports), or the FMA latency (8
 //    accumulators in flight: 4 cycles x 2 ports, true of every x86 core mtune has run
-//    on);
+//    on); the matmul templates' steps take a smooth maximum of the three instead,
+//    (f^4 + l^4 + 8^4)^(1/4) slots, so a tile near two bounds rates below one clear
+//    of them, as their tables measure;
 //  - conv and matmul tiles load `rows` broadcasts and `cols / lanes` vectors a step;
 //    a depthwise tile (rows output positions by cols channels) loads, per filter row
 //    of kw taps, its input row slice and kw filter vectors per channel vector, so a
