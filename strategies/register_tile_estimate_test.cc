@@ -136,8 +136,9 @@ TEST(RegisterTileEstimate, MatmulStepsNearTwoBoundsRateBelowOnesClearOfThem) {
                                 VectorRegisters::Avx512())
         .value();
   };
-  const double trips = 384.0 * MatmulStepSlots(8, 6) / 2;
-  EXPECT_DOUBLE_EQ(estimate("4", "32"), 8 / MatmulStepSlots(8, 6) * trips / (trips + 8 * 1.5));
+  // 384 steps of one k1 tile (2 FMA ports), then one trip of the 8 accumulators.
+  const double cycles = 384.0 * MatmulStepSlots(8, 6) / 2;
+  EXPECT_DOUBLE_EQ(estimate("4", "32"), 8 / MatmulStepSlots(8, 6) * cycles / (cycles + 8 * 1.5));
   EXPECT_NEAR(estimate("4", "32"), 0.81, 0.01);
   EXPECT_LT(estimate("4", "32"), estimate("6", "32"));
   EXPECT_LT(estimate("6", "32"), estimate("8", "32"));
