@@ -40,9 +40,8 @@ namespace mtune::strategies {
 //    is padded to tile_k1 and the level-1 pad copies A whatever pack_a is.
 // Caches, B's packing, loop orders and lowerings are not modelled: it tells tile
 // shapes, reduction tiles and A's packing apart, not the other candidates of one of
-// them. nullopt
-// for a template it does not know (its inner kernel is not such a tile: reductions,
-// copies, AMX) or values without its tile knobs.
+// them. nullopt for a template it does not know (its inner kernel is not such a
+// tile: reductions, copies, AMX) or values without its tile knobs.
 // Whether RegisterTileEstimate knows the template (its values may still lack the knobs).
 bool HasRegisterTileEstimate(std::string_view template_name);
 
