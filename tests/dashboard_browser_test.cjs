@@ -144,7 +144,9 @@ async function main() {
     const worker = start('worker', [args.worker, '--coordinator', address, '--cpu', '0',
       '--name', 'w0', '--give-up-after', '60'], dir);
     children.push(worker);
-    await page.waitForSelector('#workers tbody tr[data-worker="w0"]', { timeout: 60_000 })
+    // Calibration comes first: 35 s alone on a Zen 5 VM that reports a 508 MiB L3, so
+    // 120 s, as tests/integration_test.cc waits for its workers.
+    await page.waitForSelector('#workers tbody tr[data-worker="w0"]', { timeout: 120_000 })
       .catch((e) => { throw new Error(`${e.message}\n${tail(worker.logPath)}`); });
 
     const submitted = await run(args.cli, ['submit', '--coordinator', address, '--problem', PROBLEM,
