@@ -168,10 +168,11 @@ sbatch_job good '# two small problems\ncopy_2d:m=256,n=256:f32\n\nreduce_rows_2d
 job=$!
 out=$work/run/good
 # While it runs, a shell outside the allocation sees its tuning job with client.env
-# (by the batch node's address where its name resolves only inside the cluster).
+# (by the batch node's address where its name resolves only inside the cluster). Tried
+# for as long as the job runs: the client submits only once a worker has calibrated
+# and registered, which took 35 s on a Zen 5 VM, longer than a count of tries lasted.
 followed=
-for _ in $(seq 300); do
-  kill -0 "$job" 2>/dev/null || break
+while kill -0 "$job" 2>/dev/null; do
   if [ -s "$out/client.env" ]; then
     followed=$(. "$out/client.env"
                [ "$nodes" = 2 ] && MTUNE_COORDINATOR=${node_addrs[0]}:${MTUNE_COORDINATOR##*:}

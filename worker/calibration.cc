@@ -437,54 +437,82 @@ double MeasurePeakAmxBf16Gflops(double total_time_s, int repetitions) {
   return BestGflops(loop, (1 << 11) * 4 * 16384.0, total_time_s, repetitions);
 }
 
+TouchedMemory::TouchedMemory() = default;
+TouchedMemory::~TouchedMemory() = default;
+
+std::shared_ptr<float[]> TouchedMemory::Get(uint64_t bytes) {
+  if (bytes > bytes_ || !block_) {
+    block_ = AllocateTouched(bytes, 1.0f);
+    bytes_ = block_ ? (bytes + 63) / 64 * 64 : 0;
+  }
+  return block_;
+}
+
+uint64_t TouchedMemory::bytes() const { return bytes_; }
+
 struct CopyLoop::State {
   CopyFn copy;
   uint64_t bytes_each = 0;  // per direction; `streams` parts of bytes_each / streams
   uint64_t streams = 1;
-  AlignedFloats src, dst;
+  // What src and dst point into: one block of a TouchedMemory, or two of their own.
+  std::shared_ptr<float[]> src_block, dst_block;
+  float* src = nullptr;
+  float* dst = nullptr;
 };
 
-CopyLoop::CopyLoop(uint64_t working_set_bytes, CopyStores stores, Streams streams)
+CopyLoop::CopyLoop(uint64_t working_set_bytes, CopyStores stores, Streams streams,
+                   TouchedMemory* memory)
     : state_(std::make_unique<State>()) {
   state_->copy = PickCopyKernel(stores, streams);
   state_->streams = static_cast<uint64_t>(streams);
   const uint64_t step = kCopyBlock * state_->streams;
   state_->bytes_each = std::max(working_set_bytes / 2 / step, uint64_t{1}) * step;
-  state_->src = AllocateTouched(state_->bytes_each, 1.0f);
-  state_->dst = AllocateTouched(state_->bytes_each, 0.0f);
+  if (memory != nullptr) {
+    state_->src_block = state_->dst_block = memory->Get(2 * state_->bytes_each);
+  } else {
+    state_->src_block = AllocateTouched(state_->bytes_each, 1.0f);
+    state_->dst_block = AllocateTouched(state_->bytes_each, 0.0f);
+  }
+  if (state_->src_block && state_->dst_block) {
+    state_->src = state_->src_block.get();
+    // bytes_each is whole blocks, so the destination stays 64-byte aligned.
+    state_->dst = memory != nullptr ? state_->src + state_->bytes_each / sizeof(float)
+                                    : state_->dst_block.get();
+  }
 }
 
 CopyLoop::~CopyLoop() = default;
 
 double CopyLoop::bytes() const {
-  return state_->src && state_->dst ? 2.0 * state_->bytes_each : 0.0;
+  return state_->src != nullptr && state_->dst != nullptr ? 2.0 * state_->bytes_each : 0.0;
 }
 
 double CopyLoop::Run() {
   if (bytes() == 0) return 0;
-  state_->copy(state_->src.get(), state_->dst.get(), state_->bytes_each / state_->streams);
+  state_->copy(state_->src, state_->dst, state_->bytes_each / state_->streams);
   g_sink = state_->dst[state_->bytes_each / sizeof(float) - 1];
   return bytes();
 }
 
 bool CopyLoop::DestinationMatchesSource() const {
-  return bytes() > 0 && std::memcmp(state_->src.get(), state_->dst.get(), state_->bytes_each) == 0;
+  return bytes() > 0 && std::memcmp(state_->src, state_->dst, state_->bytes_each) == 0;
 }
 
 struct ReadLoop::State {
   ReadFn read;
   uint64_t bytes = 0;  // `streams` parts of bytes / streams
   uint64_t streams = 1;
-  AlignedFloats src;
+  std::shared_ptr<float[]> src;
   float last_sum = 0;
 };
 
-ReadLoop::ReadLoop(uint64_t working_set_bytes, Streams streams) : state_(std::make_unique<State>()) {
+ReadLoop::ReadLoop(uint64_t working_set_bytes, Streams streams, TouchedMemory* memory)
+    : state_(std::make_unique<State>()) {
   state_->read = PickReadKernel(streams);
   state_->streams = static_cast<uint64_t>(streams);
   const uint64_t step = kReadBlock * state_->streams;
   state_->bytes = std::max(working_set_bytes / step, uint64_t{1}) * step;
-  state_->src = AllocateTouched(state_->bytes, 1.0f);
+  state_->src = memory != nullptr ? memory->Get(state_->bytes) : AllocateTouched(state_->bytes, 1.0f);
 }
 
 ReadLoop::~ReadLoop() = default;
@@ -531,20 +559,26 @@ double MedianGbps(Loop& loop, double min_time_s, int min_passes) {
 
 }  // namespace
 
-CopyGbps MeasureCopyGbps(uint64_t working_set_bytes, double min_time_s, int min_passes) {
+CopyGbps MeasureCopyGbps(uint64_t working_set_bytes, double min_time_s, int min_passes,
+                         TouchedMemory* memory) {
+  TouchedMemory own;
+  if (memory == nullptr) memory = &own;
   CopyGbps fastest;
   for (const CopyVariant& variant : kCopyVariants) {
-    CopyLoop loop(working_set_bytes, variant.stores, variant.streams);
+    CopyLoop loop(working_set_bytes, variant.stores, variant.streams, memory);
     if (const double gbps = MedianGbps(loop, min_time_s, min_passes); gbps > fastest.gbps)
       fastest = {gbps, variant.stores == CopyStores::kStreaming, static_cast<int>(variant.streams)};
   }
   return fastest;
 }
 
-ReadGbps MeasureReadGbps(uint64_t working_set_bytes, double min_time_s, int min_passes) {
+ReadGbps MeasureReadGbps(uint64_t working_set_bytes, double min_time_s, int min_passes,
+                         TouchedMemory* memory) {
+  TouchedMemory own;
+  if (memory == nullptr) memory = &own;
   ReadGbps fastest;
   for (const Streams streams : kReadStreams) {
-    ReadLoop loop(working_set_bytes, streams);
+    ReadLoop loop(working_set_bytes, streams, memory);
     if (const double gbps = MedianGbps(loop, min_time_s, min_passes); gbps > fastest.gbps)
       fastest = {gbps, static_cast<int>(streams)};
   }
@@ -594,22 +628,33 @@ mtune::v1::Calibration Calibrate(const CalibrationOptions& options,
   const std::vector<CacheLevel> caches = DetectDataCaches(options.cache_sysfs_dir);
   if (caches.empty()) notes->push_back("no cache sizes found: only DRAM is measured");
   const uint64_t cap = std::max(options.max_working_set_bytes, 2 * kCopyBlock);
+  auto capped = [&](uint64_t working_set) {
+    working_set = std::min(working_set, cap);
+    return std::max(working_set / (2 * kCopyBlock), uint64_t{1}) * 2 * kCopyBlock;
+  };
+  // Four times the last cache makes cache hits a small share of a DRAM pass.
+  const uint64_t last_cache = caches.empty() ? 0 : caches.back().size_bytes;
+  const uint64_t dram_working_set = std::max<uint64_t>(4 * last_cache, uint64_t{256} << 20);
+  // Every level's loops borrow one block, touched once, at the largest (DRAM) size.
+  TouchedMemory memory;
+  memory.Get(capped(dram_working_set));
   auto measure = [&](std::string level, uint64_t working_set, uint64_t capacity) {
     if (working_set > cap) {
       notes->push_back(absl::StrCat(level, " working set capped at ", FormatBytes(cap),
                                     " (wanted ", FormatBytes(working_set), ")"));
-      working_set = cap;
     }
-    working_set = std::max(working_set / (2 * kCopyBlock), uint64_t{1}) * 2 * kCopyBlock;
+    working_set = capped(working_set);
     mtune::v1::BandwidthLevel* out = calibration.add_bandwidth();
     out->set_level(std::move(level));
     out->set_working_set_bytes(working_set);
     out->set_capacity_bytes(capacity);
-    const CopyGbps copy = MeasureCopyGbps(working_set, options.copy_time_s, options.min_copy_passes);
+    const CopyGbps copy =
+        MeasureCopyGbps(working_set, options.copy_time_s, options.min_copy_passes, &memory);
     out->set_gbps(copy.gbps);
     out->set_streaming_stores(copy.streaming_stores);
     out->set_copy_streams(copy.streams);
-    const ReadGbps read = MeasureReadGbps(working_set, options.copy_time_s, options.min_copy_passes);
+    const ReadGbps read =
+        MeasureReadGbps(working_set, options.copy_time_s, options.min_copy_passes, &memory);
     out->set_read_gbps(read.gbps);
     out->set_read_streams(read.streams);
   };
@@ -618,9 +663,6 @@ mtune::v1::Calibration Calibrate(const CalibrationOptions& options,
   for (const CacheLevel& cache : caches) {
     measure(absl::StrCat("L", cache.level), cache.size_bytes / 2, cache.size_bytes);
   }
-  // Four times the last cache makes cache hits a small share of a DRAM pass.
-  const uint64_t last_cache = caches.empty() ? 0 : caches.back().size_bytes;
-  const uint64_t dram_working_set = std::max<uint64_t>(4 * last_cache, uint64_t{256} << 20);
   measure("DRAM", dram_working_set, 0);
   if (dram_working_set > cap && cap <= 2 * last_cache) {
     notes->push_back(

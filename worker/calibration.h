@@ -14,7 +14,8 @@ namespace mtune::worker {
 
 // Knobs of one calibration run; the defaults took 5.2 s on the znver4 host (session
 // 39, `mtune workers --json` duration_s, twice), each level timing four copies and two
-// reads (kCopyVariants, kReadStreams; 2.95 s with two copies and a read).
+// reads (kCopyVariants, kReadStreams; 2.95 s with two copies and a read), and 7.5 s on
+// the Zen 5 VM (session 66, three times; 26.5 s before its loops shared TouchedMemory).
 struct CalibrationOptions {
   // Wall time spent on the FMA peak, split into `fma_repetitions` runs; the best counts.
   double fma_time_s = 0.3;
@@ -104,15 +105,40 @@ inline constexpr CopyVariant kCopyVariants[] = {{CopyStores::kCached, Streams::k
                                                 {CopyStores::kStreaming, Streams::k8}};
 inline constexpr Streams kReadStreams[] = {Streams::k1, Streams::k4};
 
+// Memory the copy and read loops of one measurement borrow in turn, its pages faulted
+// in once: on the Zen 5 VM of session 65 a first touch cost 2.6 s per GiB, and with
+// every loop touching buffers of its own a calibration took 27-35 s (six loops over
+// 254 MiB for a reported 508 MiB L3, and six over 1 GiB for DRAM).
+class TouchedMemory {
+ public:
+  TouchedMemory();
+  ~TouchedMemory();
+  TouchedMemory(const TouchedMemory&) = delete;
+  TouchedMemory& operator=(const TouchedMemory&) = delete;
+
+  // At least `bytes`, 64-byte aligned, pages faulted in (ones where first touched). A
+  // larger request than any before allocates and touches a new block; a loop holding
+  // the old one keeps it alive. Null when the allocation fails.
+  std::shared_ptr<float[]> Get(uint64_t bytes);
+  // Bytes of the block Get hands out now without allocating.
+  uint64_t bytes() const;
+
+ private:
+  std::shared_ptr<float[]> block_;
+  uint64_t bytes_ = 0;
+};
+
 // The copy loops copy bandwidth is measured with, for callers that time them
 // themselves (the benches time each of kCopyVariants in the same rounds as a
 // bandwidth-bound kernel of the same footprint, and hold it against the fastest).
 class CopyLoop {
  public:
   // Copies half of `working_set_bytes` into the other half (at least one block per
-  // stream), each half split into `streams` equal parts copied side by side.
+  // stream), each half split into `streams` equal parts copied side by side. Both halves
+  // come from `memory` where given (their contents then unspecified), else from buffers
+  // of its own: the source ones, the destination zeros.
   explicit CopyLoop(uint64_t working_set_bytes, CopyStores stores = CopyStores::kCached,
-                    Streams streams = Streams::k1);
+                    Streams streams = Streams::k1, TouchedMemory* memory = nullptr);
   ~CopyLoop();
   CopyLoop(const CopyLoop&) = delete;
   CopyLoop& operator=(const CopyLoop&) = delete;
@@ -139,8 +165,10 @@ class CopyLoop {
 class ReadLoop {
  public:
   // Reads `working_set_bytes` (at least one block per stream) split into `streams`
-  // equal parts read side by side.
-  explicit ReadLoop(uint64_t working_set_bytes, Streams streams = Streams::k1);
+  // equal parts read side by side: from `memory` where given, else from a buffer of
+  // its own holding ones.
+  explicit ReadLoop(uint64_t working_set_bytes, Streams streams = Streams::k1,
+                    TouchedMemory* memory = nullptr);
   ~ReadLoop();
   ReadLoop(const ReadLoop&) = delete;
   ReadLoop& operator=(const ReadLoop&) = delete;
@@ -167,8 +195,10 @@ struct CopyGbps {
 
 // Copy bandwidth of the calling thread at `working_set_bytes` (source + destination):
 // each of kCopyVariants timed over passes lasting at least `min_time_s` (and at least
-// `min_passes` of them), the median pass of each, the fastest.
-CopyGbps MeasureCopyGbps(uint64_t working_set_bytes, double min_time_s, int min_passes);
+// `min_passes` of them), the median pass of each, the fastest. The variants share
+// `memory` where given, else memory of this call's own.
+CopyGbps MeasureCopyGbps(uint64_t working_set_bytes, double min_time_s, int min_passes,
+                         TouchedMemory* memory = nullptr);
 
 // The read ceiling at a working set: the faster of kReadStreams.
 struct ReadGbps {
@@ -178,7 +208,8 @@ struct ReadGbps {
 
 // Read bandwidth of the calling thread over `working_set_bytes` (ReadLoop): each of
 // kReadStreams timed as MeasureCopyGbps times copies, the faster.
-ReadGbps MeasureReadGbps(uint64_t working_set_bytes, double min_time_s, int min_passes);
+ReadGbps MeasureReadGbps(uint64_t working_set_bytes, double min_time_s, int min_passes,
+                         TouchedMemory* memory = nullptr);
 
 // The compute peaks of the calling thread (pin it first), each best of
 // `options.fma_repetitions` runs over `options.fma_time_s`: the f32 FMA peak, and

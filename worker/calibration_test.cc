@@ -2,8 +2,10 @@
 #include "worker/calibration.h"
 
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <thread>
 #include <tuple>
 #include <algorithm>
@@ -327,6 +329,48 @@ TEST(CopyLoop, EveryVariantCopiesEveryByte) {
         << static_cast<int>(variant.streams) << " streams, "
         << (variant.stores == CopyStores::kStreaming ? "streaming" : "cached");
   }
+}
+
+TEST(TouchedMemory, HandsOutOneBlockUntilAskedForMore) {
+  TouchedMemory memory;
+  EXPECT_EQ(memory.bytes(), 0u);
+  const std::shared_ptr<float[]> block = memory.Get(1 << 20);
+  ASSERT_TRUE(block);
+  EXPECT_EQ(memory.bytes(), uint64_t{1} << 20);
+  EXPECT_EQ(block[(1 << 18) - 1], 1.0f) << "touched with ones";
+  EXPECT_EQ(memory.Get(4096).get(), block.get()) << "a smaller request borrows the same block";
+  const std::shared_ptr<float[]> bigger = memory.Get((1 << 20) + 1);
+  ASSERT_TRUE(bigger);
+  EXPECT_NE(bigger.get(), block.get());
+  EXPECT_EQ(memory.bytes(), (uint64_t{1} << 20) + 64) << "rounded up to a cache line";
+  EXPECT_EQ(block[0], 1.0f) << "the old block lives on with its holder";
+}
+
+// With a TouchedMemory a copy reads one half of the borrowed block and writes the other.
+TEST(CopyLoop, EveryVariantCopiesEveryByteOfBorrowedMemory) {
+  constexpr uint64_t kWorkingSet = 3 << 20;
+  TouchedMemory memory;
+  const std::shared_ptr<float[]> block = memory.Get(kWorkingSet);
+  ASSERT_TRUE(block);
+  for (const CopyVariant& variant : kCopyVariants) {
+    SCOPED_TRACE(absl::StrCat(static_cast<int>(variant.streams), " streams, ",
+                              variant.stores == CopyStores::kStreaming ? "streaming" : "cached"));
+    constexpr uint64_t kHalf = kWorkingSet / 2 / sizeof(float);
+    for (uint64_t i = 0; i < kHalf; ++i) {
+      block[i] = static_cast<float>(i % 1000);
+      block[kHalf + i] = -1.0f;
+    }
+    CopyLoop loop(kWorkingSet, variant.stores, variant.streams, &memory);
+    EXPECT_FALSE(loop.DestinationMatchesSource());
+    EXPECT_EQ(loop.Run(), double{kWorkingSet});
+    EXPECT_TRUE(loop.DestinationMatchesSource());
+    EXPECT_EQ(std::memcmp(block.get(), block.get() + kHalf, kHalf * sizeof(float)), 0)
+        << "the loop copied within the block it borrowed";
+  }
+  ReadLoop read(kWorkingSet, Streams::k4, &memory);
+  std::fill_n(block.get(), kWorkingSet / sizeof(float), 1.0f);
+  EXPECT_EQ(read.Run(), double{kWorkingSet});
+  EXPECT_EQ(read.SumOfLastPass(), kWorkingSet / sizeof(float)) << "it read the borrowed block";
 }
 
 TEST(Calibration, CopyBandwidthIsPositiveForTinyAndOddSizes) {

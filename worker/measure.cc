@@ -202,11 +202,12 @@ Result Measurer::MeasurePrepared(const std::string& test_inject_fault,
     mtune::v1::BandwidthLevel at;
     if (const mtune::v1::BandwidthLevel* held = FiguresAtFootprint(p->calibration, footprint)) at = *held;
     if (!(at.gbps() > 0) || !(at.read_gbps() > 0)) {
-      const CopyGbps copy = MeasureCopyGbps(footprint, kFootprintCopyTimeS, 3);
+      TouchedMemory memory;  // touched once for the copies and the reads
+      const CopyGbps copy = MeasureCopyGbps(footprint, kFootprintCopyTimeS, 3, &memory);
       at.set_gbps(copy.gbps);
       at.set_streaming_stores(copy.streaming_stores);
       at.set_copy_streams(copy.streams);
-      const ReadGbps read = MeasureReadGbps(footprint, kFootprintCopyTimeS, 3);
+      const ReadGbps read = MeasureReadGbps(footprint, kFootprintCopyTimeS, 3, &memory);
       at.set_read_gbps(read.gbps);
       at.set_read_streams(read.streams);
       at.set_measured_unix_s(UnixNowS());
