@@ -25,7 +25,7 @@ bool HasKernelEstimate(std::string_view template_name, const Problem& problem) {
 std::optional<double> KernelEstimate(std::string_view template_name, const Problem& problem,
                                      const KnobValues& values, const VectorRegisters& registers,
                                      int64_t l2_bytes) {
-  if (IsRowSum(template_name, problem)) return RowSumEstimate(problem, values, registers);
+  if (IsRowSum(template_name, problem)) return RowSumEstimate(problem, values, registers, l2_bytes);
   if (IsTranspose(template_name, problem)) return TransposeEstimate(problem, values, registers, l2_bytes);
   return RegisterTileEstimate(template_name, problem, values, registers);
 }

@@ -20,6 +20,20 @@ constexpr double kExtraRowCost = 0.02;  // the tie-break of row_sum_estimate.h
 // by 8, which divides 200.
 constexpr double kMaskedTileCycles = 30;
 
+// Rows side by side a core needs to draw lines from beyond its L2 at the stream rate,
+// and how the rate falls with fewer: (rows / 4)^(1/4) (see row_sum_estimate.h).
+constexpr double kRowsInFlight = 4;
+constexpr double kFewerRowsExponent = 0.25;
+
+// The share of the stream rate `rows` side by side reach over an input of
+// `input_bytes`: lines from beyond the L2 (none up to half of it, all at twice it and
+// beyond, in proportion between) arrive at the full rate only for kRowsInFlight rows.
+double StreamShare(double input_bytes, int64_t l2_bytes, double rows) {
+  if (l2_bytes <= 0 || rows >= kRowsInFlight) return 1;
+  const double beyond = std::clamp(2 * input_bytes / static_cast<double>(l2_bytes) - 1, 0.0, 1.0);
+  return 1 - beyond * (1 - std::pow(rows / kRowsInFlight, kFewerRowsExponent));
+}
+
 // Cycles added by partial sums beyond half the registers (the rest hold loaded
 // vectors): each spilled sum's add also stores and reloads it.
 double SpillFactor(double live_vectors, const VectorRegisters& registers) {
@@ -48,7 +62,7 @@ int64_t RowsPerL1Set(int64_t m, int64_t row_bytes, int64_t bands, int64_t tile_m
 }  // namespace
 
 std::optional<double> RowSumEstimate(const Problem& problem, const KnobValues& values,
-                                     const VectorRegisters& registers) {
+                                     const VectorRegisters& registers, int64_t l2_bytes) {
   if (problem.family != "reduce_rows_2d" || registers.bytes <= 0) return std::nullopt;
   const int64_t m = problem.Dim("m"), n = problem.Dim("n");
   const std::optional<double> tile_m = PositiveKnob(values, "tile_m");
@@ -72,7 +86,8 @@ std::optional<double> RowSumEstimate(const Problem& problem, const KnobValues& v
   // rather than divide by a zero count below.
   if (!width || *width < 1 || *tile_m < 1 || bands < 1) return std::nullopt;
   const double steps = std::ceil(static_cast<double>(n) / *width);
-  const double step = std::max(kAddLatency, rows * *width * element_bytes / kStreamBytes);
+  const double stream_share = StreamShare(static_cast<double>(m) * n * element_bytes, l2_bytes, rows);
+  const double step = std::max(kAddLatency, rows * *width * element_bytes / (kStreamBytes * stream_share));
   const double merge = MergeOps(shuffle_tree, rows, *width, lanes) / kOpsPerCycle;
   // Without a split every tile merges and adds its sums into the output.
   double cycles = unsplit ? steps * (step + merge + rows / kOpsPerCycle) : steps * step + merge;

@@ -1,5 +1,7 @@
 #include "strategies/row_sum_estimate.h"
 
+#include <cmath>
+
 #include "gtest/gtest.h"
 #include "strategies/kernel_estimate.h"
 
@@ -12,7 +14,7 @@ Problem RowSumProblem(const char* key) { return ParseProblemKey(key).value(); }
 const Problem kRows = RowSumProblem("reduce_rows_2d:m=256,n=512:f32");  // rows 2 KiB apart
 
 double Estimate(const char* bands, const char* tile_m, const char* split, const char* lowering,
-                const Problem& problem = kRows, const char* tile_n = "32") {
+                const Problem& problem = kRows, const char* tile_n = "32", int64_t l2_bytes = 0) {
   return RowSumEstimate(problem,
                         {{"bands", bands},
                          {"tile_m", tile_m},
@@ -20,7 +22,7 @@ double Estimate(const char* bands, const char* tile_m, const char* split, const 
                          {"split_reduction", split},
                          {"reduction_lowering", lowering},
                          {"prefetch_ahead", "0"}},
-                        VectorRegisters::Avx512())
+                        VectorRegisters::Avx512(), l2_bytes)
       .value_or(-1);
 }
 
@@ -64,6 +66,34 @@ TEST(RowSumEstimate, AWidthThatDoesNotDivideTheRowEndsInAMaskedRemainder) {
 TEST(RowSumEstimate, AtTheStreamRateFewerRowsRankFirst) {
   EXPECT_DOUBLE_EQ(Estimate("2", "1", "32", "innerreduction"), 128.0 / ((16 * 8 + 18 / 2.0) * 1.02));
   EXPECT_LT(Estimate("2", "1", "32", "innerreduction"), Estimate("1", "1", "32", "innerreduction"));
+}
+
+// 384 x 640 floats are 0.9375 of a 1 MiB L2: 0.875 of their lines are taken to come
+// from beyond it, which fewer than 4 rows side by side draw at (rows / 4)^(1/4) of
+// the stream rate.
+TEST(RowSumEstimate, BeyondTheL2FewerThanFourRowsSideBySideStreamSlower) {
+  const Problem near_l2 = RowSumProblem("reduce_rows_2d:m=384,n=640:f32");
+  constexpr int64_t kL2 = 1 << 20;
+  const double one_row = 1 - 0.875 * (1 - std::pow(0.25, 0.25));
+  // One row split by 32: 20 steps of 128 bytes at that share of 32 bytes a cycle.
+  EXPECT_DOUBLE_EQ(Estimate("1", "1", "32", "innerreduction", near_l2, "32", kL2),
+                   80.0 / (20 * 4 / one_row + 9 / 2.0));
+  const double two_rows = 1 - 0.875 * (1 - std::pow(0.5, 0.25));
+  EXPECT_DOUBLE_EQ(Estimate("2", "1", "16", "innerreduction", near_l2, "32", kL2),
+                   160.0 / ((40 * 4 / two_rows + 16 / 2.0) * 1.02));
+  // Four rows keep the full rate, and now rank above one.
+  EXPECT_DOUBLE_EQ(Estimate("4", "1", "8", "innerreduction", near_l2, "32", kL2),
+                   Estimate("4", "1", "8", "innerreduction", near_l2));
+  EXPECT_GT(Estimate("4", "1", "8", "innerreduction", near_l2, "32", kL2),
+            Estimate("1", "1", "32", "innerreduction", near_l2, "32", kL2));
+  // Within half the L2 (512 KiB), or with the L2 unknown, one row keeps the rate.
+  EXPECT_DOUBLE_EQ(Estimate("1", "1", "32", "innerreduction", kRows, "32", kL2),
+                   Estimate("1", "1", "32", "innerreduction"));
+  EXPECT_LT(Estimate("1", "1", "32", "innerreduction", near_l2, "32", kL2),
+            Estimate("1", "1", "32", "innerreduction", near_l2));
+  // At twice the L2 and beyond, every line: one row reaches 0.25^(1/4) of the rate.
+  EXPECT_DOUBLE_EQ(Estimate("1", "1", "32", "innerreduction", near_l2, "32", kL2 / 4),
+                   80.0 / (20 * 4 / std::pow(0.25, 0.25) + 9 / 2.0));
 }
 
 // 16 rows 4 KiB apart all fall in one L1 set of 8 ways; 2 KiB apart they share two.
