@@ -23,9 +23,12 @@ std::vector<double> RelativeEstimates(const std::function<double(const Point&)>&
   return estimates;
 }
 
-std::vector<Point> EstimatedStart(const Space& space, const std::function<double(const Point&)>& estimate,
-                                  double top, size_t count, uint32_t pool,
-                                  const std::function<bool(const Point&)>& acceptable, std::mt19937_64& rng) {
+namespace {
+
+// Every acceptable point of a space of at most `pool` points, else those of `pool`
+// distinct random draws (at most 4 x pool tries).
+std::vector<Point> PointsToRate(const Space& space, uint32_t pool, const std::function<bool(const Point&)>& acceptable,
+                                std::mt19937_64& rng) {
   std::vector<Point> candidates;
   const uint64_t size = SpaceSize(space);
   if (size <= pool) {
@@ -40,6 +43,15 @@ std::vector<Point> EstimatedStart(const Space& space, const std::function<double
       if (drawn.insert(p).second && acceptable(p)) candidates.push_back(std::move(p));
     }
   }
+  return candidates;
+}
+
+}  // namespace
+
+std::vector<Point> EstimatedStart(const Space& space, const std::function<double(const Point&)>& estimate,
+                                  double top, size_t count, uint32_t pool,
+                                  const std::function<bool(const Point&)>& acceptable, std::mt19937_64& rng) {
+  std::vector<Point> candidates = PointsToRate(space, pool, acceptable, rng);
   const std::vector<double> estimates = RelativeEstimates(estimate, candidates);
   if (estimates.empty()) return {};
   std::vector<Point> chosen;
@@ -48,6 +60,22 @@ std::vector<Point> EstimatedStart(const Space& space, const std::function<double
   for (size_t i = chosen.size(); i > 1; --i) std::swap(chosen[i - 1], chosen[UniformBelow(rng, i)]);
   chosen.resize(std::min(chosen.size(), count));
   return chosen;
+}
+
+std::vector<Point> RankedByEstimate(const Space& space, const std::function<double(const Point&)>& estimate,
+                                    uint32_t pool, const std::function<bool(const Point&)>& acceptable,
+                                    std::mt19937_64& rng) {
+  std::vector<Point> points = PointsToRate(space, pool, acceptable, rng);
+  const std::vector<double> estimates = RelativeEstimates(estimate, points);
+  if (estimates.empty()) return {};
+  std::vector<size_t> order(points.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  for (size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[UniformBelow(rng, i)]);
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return estimates[a] > estimates[b]; });
+  std::vector<Point> ranked;
+  ranked.reserve(order.size());
+  for (size_t i : order) ranked.push_back(std::move(points[i]));
+  return ranked;
 }
 
 }  // namespace mtune::search

@@ -29,6 +29,13 @@ std::vector<Point> EstimatedStart(const Space& space, const std::function<double
                                   double top, size_t count, uint32_t pool,
                                   const std::function<bool(const Point&)>& acceptable, std::mt19937_64& rng);
 
+// The `acceptable` points (all of a space of at most `pool` points, else those of
+// `pool` distinct random draws) from the best estimate down, ties in random order;
+// empty when no point has a positive estimate.
+std::vector<Point> RankedByEstimate(const Space& space, const std::function<double(const Point&)>& estimate,
+                                    uint32_t pool, const std::function<bool(const Point&)>& acceptable,
+                                    std::mt19937_64& rng);
+
 }  // namespace mtune::search
 
 #endif  // MTUNE_SEARCH_ESTIMATED_START_H_

@@ -25,7 +25,8 @@ constexpr uint32_t kEstimatePool = 4096;
 // a generation is "the last `population` results" rather than a lock-step batch:
 // the parents are those plus the elites, and every proposal is a fresh child of them.
 // Until the first generation is measured, children are random points, or with an
-// estimate the points it rates best (GeneticParams::estimate_top).
+// estimate the points it rates best (GeneticParams::estimate_top) and then the next by
+// its ranking (GeneticParams::estimate_fallback), as are the points breeding cannot give.
 class GeneticSearch final : public SearchBase {
  public:
   GeneticSearch(const Space& space, const SearchOptions& options)
@@ -83,7 +84,7 @@ class GeneticSearch final : public SearchBase {
         if (Acceptable(child)) return child;
       }
     }
-    return sampler_.Next();
+    return Unbred();
   }
 
   bool GiveUp(uint64_t consecutive) const override {
@@ -111,6 +112,25 @@ class GeneticSearch final : public SearchBase {
     return *parents.back();
   }
 
+  // A point for when breeding gives nothing new (before the first generation without
+  // an estimated start, or once the neighbourhood of the parents is spent): with an
+  // estimate, a share estimate_fallback of them are the unseen points it rates best,
+  // best first; the rest are random.
+  std::optional<Point> Unbred() {
+    if (estimate_ && params_.estimate_fallback > 0 && UniformUnit(sampler_.rng()) < params_.estimate_fallback) {
+      if (!ranked_built_) {
+        ranked_built_ = true;
+        ranked_ = RankedByEstimate(space(), estimate_, kEstimatePool, [this](const Point& p) { return Acceptable(p); },
+                                   sampler_.rng());
+      }
+      while (next_ranked_ < ranked_.size()) {
+        const Point& p = ranked_[next_ranked_++];
+        if (Acceptable(p)) return p;
+      }
+    }
+    return sampler_.Next();
+  }
+
   Point Child(const std::vector<const Member*>& parents) {
     const Member* three[3] = {&Select(parents), &Select(parents), &Select(parents)};
     Point child(space().knobs.size());
@@ -133,6 +153,10 @@ class GeneticSearch final : public SearchBase {
   // The estimated first generation, not yet proposed; drawn on the first proposal.
   std::deque<Point> start_;
   bool started_ = false;
+  // The estimate's ranking for Unbred(), built on its first use.
+  std::vector<Point> ranked_;
+  size_t next_ranked_ = 0;
+  bool ranked_built_ = false;
   std::deque<Member> generation_;
   std::vector<Member> elites_;
   uint64_t observed_ = 0;

@@ -281,11 +281,43 @@ TEST(Model, EstimateChoosesTheInitialPoints) {
   EXPECT_GT(t0.size(), 1u);
 }
 
-// Genetic draws its first generation (population 16) the same way, then breeds.
+// Genetic draws its first generation (population 16) the same way, then breeds; a
+// random one needs estimate_fallback 0 too (else the ranking fills it).
 TEST(Genetic, EstimateChoosesTheFirstGeneration) {
-  ExpectAStartFromTheEstimate("genetic", [](SearchOptions& o) { o.genetic.estimate_top = 0; });
+  ExpectAStartFromTheEstimate("genetic", [](SearchOptions& o) {
+    o.genetic.estimate_top = 0;
+    o.genetic.estimate_fallback = 0;
+  });
   SearchOptions options;
   options.genetic.estimate_top = 1.5;
+  EXPECT_FALSE(MakeSearch("genetic", SixTileKnobsSpace(), options).ok());
+}
+
+// With estimate_fallback, the points breeding cannot give come from the estimate's
+// ranking, best first: here the first generation beyond its one estimated start
+// point (estimate_top 1 keeps only the best), whose estimates must then fall
+// strictly (the estimate is distinct everywhere). Without it they are random.
+TEST(Genetic, UnbredPointsFollowTheEstimateWhenAsked) {
+  SearchOptions options;
+  options.estimate = [](const Point& p) {
+    double e = 0;
+    for (uint32_t v : p) e = 5 * e + v;
+    return 1 + e;
+  };
+  options.genetic.estimate_top = 1;
+  auto falling_after_the_start = [&](double fallback, uint64_t seed) {
+    options.genetic.estimate_fallback = fallback;
+    const Trace run = Tune("genetic", seed, 16, 4, options);
+    EXPECT_EQ(run.proposed.size(), 16u);
+    for (size_t i = 2; i < run.proposed.size(); ++i)
+      if (options.estimate(run.proposed[i]) >= options.estimate(run.proposed[i - 1])) return false;
+    return true;
+  };
+  for (uint64_t seed = 0; seed < 3; ++seed) {
+    EXPECT_TRUE(falling_after_the_start(1, seed)) << "seed " << seed;
+    EXPECT_FALSE(falling_after_the_start(0, seed)) << "seed " << seed;
+  }
+  options.genetic.estimate_fallback = 1.5;
   EXPECT_FALSE(MakeSearch("genetic", SixTileKnobsSpace(), options).ok());
 }
 

@@ -163,9 +163,17 @@ class ModelSearch final : public SearchBase {
   // initial_random_ points drawn from those the estimate rates within estimate_top
   // of its best (estimated_start.h).
   void EstimatedDesign() {
-    for (Point& p : EstimatedStart(space(), estimate_, params_.estimate_top, initial_random_, params_.pool,
-                                   [this](const Point& p) { return Acceptable(p); }, sampler_.rng()))
+    auto acceptable = [this](const Point& p) { return Acceptable(p); };
+    for (Point& p : EstimatedStart(space(), estimate_, params_.estimate_top, initial_random_, params_.pool, acceptable,
+                                   sampler_.rng()))
       queue_.push_back(std::move(p));
+    if (!params_.estimate_fill || queue_.size() >= initial_random_) return;
+    // With estimate_fill, the rest from the ranking (those already queued skipped).
+    absl::flat_hash_set<Point> queued(queue_.begin(), queue_.end());
+    for (Point& p : RankedByEstimate(space(), estimate_, params_.pool, acceptable, sampler_.rng())) {
+      if (queue_.size() >= initial_random_) break;
+      if (!queued.contains(p)) queue_.push_back(std::move(p));
+    }
   }
 
   // The prior results the model learns from: all, or past max_prior the best half of

@@ -93,6 +93,9 @@ absl::StatusOr<std::unique_ptr<SearchAlgorithm>> MakeSearch(std::string_view nam
   if (!(options.genetic.estimate_top >= 0 && options.genetic.estimate_top <= 1)) {
     return absl::InvalidArgumentError("genetic estimate_top must lie in [0, 1]");
   }
+  if (!(options.genetic.estimate_fallback >= 0 && options.genetic.estimate_fallback <= 1)) {
+    return absl::InvalidArgumentError("genetic estimate_fallback must lie in [0, 1]");
+  }
   if (!(options.genetic.selection_power >= 0 && options.genetic.selection_power <= 64)) {
     return absl::InvalidArgumentError("genetic selection_power must lie in [0, 64]");
   }

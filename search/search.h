@@ -67,9 +67,18 @@ struct GeneticParams {
   // points whose estimate is at least this share of the best estimate (as
   // ModelParams::estimate_top does for the model's initial points), not from the
   // whole space. Where random search reaches 95% of the best within a generation (a
-  // plateau), a random first generation can only tie it. 0: a random first
-  // generation.
+  // plateau), a random first generation can only tie it. 0, with estimate_fallback
+  // 0: a random first generation.
   double estimate_top = 0.99;
+  // With SearchOptions::estimate: the share of the points breeding cannot give taken
+  // from the estimate's ranking of the unseen points, best first, rather than at
+  // random: the first generation's points beyond those within estimate_top, and
+  // children that are all seen or invalid (once a small space's best neighbourhood is
+  // spent). Cold replays, 100 seeds (bench/README.md, session 67): trials to 95% on
+  // reduce_rows 448x480 Zen 5 87 -> 8, 768x320 Zen 5 221.5 -> 177.5 (random's exact
+  // median 216 on both), 256x512 Intel 29 -> 20 (39); the other 52 tables as before.
+  // 0: all at random.
+  double estimate_fallback = 1;
 };
 
 // Simulated annealing over knob neighbourhoods (one knob moved to an adjacent option,
@@ -154,6 +163,14 @@ struct ModelParams {
   // tiles). 0: uniform initial points. Cold replays of the 12 tables with an estimate:
   // 0.99 as good as 0.95 or better on each, 0.9 worse (bench/README.md, session 52).
   double estimate_top = 0.99;
+  // With SearchOptions::estimate and no prior, where fewer points than the initial
+  // ones lie within estimate_top: the rest are the next points by the estimate's
+  // ranking rather than random ones. A needle the estimate rates just below its top
+  // set is then among the initial points. Cold replays of the 22 tables where it
+  // applies, 100 seeds, to 5% of the space (bench/README.md, session 67): reduce_rows
+  // 448x480 Zen 5 never within 5% -> 8 trials (random's exact median 216), 256x512
+  // Intel 14 trials on 56% of seeds -> 11 on 97% (39); the other 20 as before.
+  bool estimate_fill = true;
   // With SearchOptions::estimate and a prior: the first batch (before any result of
   // this problem) ranks the points by the prior-trained model's predicted mean times
   // the point's estimate over the best estimate in the pool. Leave-one-out replays of
@@ -227,8 +244,9 @@ struct SearchOptions {
   std::vector<PriorResult> prior;
   // A first-principles estimate of a point's speed (any scale, higher is faster; NaN
   // where there is none) that `model` draws its initial points by (ModelParams::
-  // estimate_top) and `genetic` its first generation (GeneticParams::estimate_top);
-  // ignored by the other algorithms. Empty = none.
+  // estimate_top, estimate_fill) and `genetic` its first generation and the points
+  // breeding cannot give (GeneticParams::estimate_top, estimate_fallback); ignored by
+  // the other algorithms. Empty = none.
   std::function<double(const Point&)> estimate;
 };
 

@@ -264,12 +264,13 @@ absl::Status Coordinator::PlanSearch(const mtune::v1::JobSpec& spec, const strat
   // first-principles estimate rates best for the register file
   // (strategies/kernel_estimate.h) instead of the whole space; with one, the estimate
   // weighs the prior-trained model's first batch. `genetic` draws its first
-  // generation the same way.
+  // generation the same way, or fills it from the estimate's ranking.
   if (strategies::HasKernelEstimate(run.template_name, run.problem)) {
     run.estimated_start = spec.search() == "model"
                               ? (search_options.prior.empty() ? search_options.model.estimate_top > 0
                                                               : search_options.model.estimate_with_prior)
-                              : spec.search() == "genetic" && search_options.genetic.estimate_top > 0;
+                              : spec.search() == "genetic" && (search_options.genetic.estimate_top > 0 ||
+                                                                search_options.genetic.estimate_fallback > 0);
     search_options.estimate = [problem_ptr, candidates, template_name = run.template_name, registers = run.registers,
                                l2_bytes = static_cast<int64_t>(spec.estimate_l2_bytes())](const search::Point& point) {
       std::optional<strategies::KnobValues> values = candidates->Complete(point);
