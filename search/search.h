@@ -76,8 +76,8 @@ struct GeneticParams {
   // children that are all seen or invalid (once a small space's best neighbourhood is
   // spent). Cold replays, 100 seeds (bench/README.md, session 67): trials to 95% on
   // reduce_rows 448x480 Zen 5 87 -> 8, 768x320 Zen 5 221.5 -> 177.5 (random's exact
-  // median 216 on both), 256x512 Intel 29 -> 20 (39); the other 52 tables as before.
-  // 0: all at random.
+  // median 216 on both), 256x512 Intel 29 -> 20 (39); the other 52 tables as before
+  // but two transposes (34.5 -> 35, 53.5 -> 51 to 5% of the space). 0: all at random.
   double estimate_fallback = 1;
 };
 
