@@ -32,7 +32,10 @@ namespace mtune::strategies {
 //  - its loads (2 a cycle) and stores (1 a cycle);
 //  - its shuffles, one a cycle: the two lowerings written for one shape emit their
 //    known networks, 4 stages of 16 for shuffle_16x16 (16 x 16 of 4-byte elements in
-//    64-byte registers) and 3 of 8 for avx2 (8 x 8 of 4-byte elements); every other
+//    64-byte registers) and 3 of 8 for avx2 (8 x 8 of 4-byte elements in 32-byte
+//    registers, whose first two stages stay within 128-bit lanes and issue two a
+//    cycle: 12 cycles. Rated at 24 until session 68, its tiles ranked below the same
+//    tiles as a generic shuffle, which they measure level with); every other
 //    tile (and lowering) packs input rows narrower than a register into full ones
 //    (one insert a row) and becomes a generic shuffle whose output registers each
 //    gather their lanes from s input registers by s - 1 two-source permutes;
