@@ -357,14 +357,14 @@ TEST_F(Cluster, SearchBudgetsReplayAndExplainThroughTheCli) {
   ASSERT_EQ(RunCommand(cli + "status " + std::to_string(SubmittedJobId(out)) + at, &out), 0) << out;
   EXPECT_NE(out.find("genetic's first generation is the kernel estimate's best candidates"), std::string::npos) << out;
 
-  // A model job without a prior starts from the candidates the kernel estimate rates
-  // best, and status says so.
-  ASSERT_EQ(RunCommand(cli + "submit" + at + " --problem " + kSmallProblem +
-                           " --search model --trials 2 --no-warm-start --wait",
+  // A model job (the default search) without a prior starts from the candidates the
+  // kernel estimate rates best, and status says so.
+  ASSERT_EQ(RunCommand(cli + "submit" + at + " --problem " + kSmallProblem + " --trials 2 --no-warm-start --wait",
                        &out),
             0)
       << out;
   const int64_t cold_model = SubmittedJobId(out);
+  EXPECT_EQ(GetJob(cold_model).spec().search(), "model");
   ASSERT_EQ(GetJob(cold_model).progress_size(), 1);
   EXPECT_TRUE(GetJob(cold_model).progress(0).estimated_start());
   ASSERT_EQ(RunCommand(cli + "status " + std::to_string(cold_model) + at, &out), 0) << out;
